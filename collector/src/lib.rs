@@ -1,0 +1,3 @@
+//! The OTLP receiver and Parquet span store writer.
+
+pub mod cli;

@@ -1,0 +1,75 @@
+//! `tripline`: one binary, one subcommand per job. This file only parses arguments and maps
+//! outcomes to exit codes (0 clean, 1 findings at or above the threshold, 2 error); the work lives
+//! in the `collector`, `analyze` and `samples` crates.
+
+mod demo;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "tripline", version, about = "Find the silent breakage in AI agents that call tools over MCP")]
+struct Cli {
+    /// Directory of the Parquet span store.
+    #[arg(long, global = true, env = "TRIPLINE_DATA_DIR", default_value = "./tripline-data")]
+    data_dir: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Receive OTLP traces (gRPC :4317, HTTP :4318) and store them as Parquet.
+    Collect(collector::cli::CollectArgs),
+    /// Import recorded traces (OTLP/JSON, JSON Lines, protobuf, optionally .gz) into the store.
+    Ingest(collector::cli::IngestArgs),
+    /// Run the detection rules over the store and report findings with their coverage.
+    Check(analyze::cli::CheckArgs),
+    /// List the detection rules.
+    Rules,
+    /// Print the documentation of one rule.
+    Explain(analyze::cli::ExplainArgs),
+    /// Reports: tools, conversations, guardrails, skills.
+    Report(analyze::cli::ReportArgs),
+    /// Run SQL over the store (table `spans`).
+    Query(analyze::cli::QueryArgs),
+    /// Print one trace as a tree, stitched across processes, findings marked.
+    Trace(analyze::cli::TraceArgs),
+    /// Compare the tool catalogs and findings of two runs (TL011 catalog-drift).
+    Diff(analyze::cli::DiffArgs),
+    /// Start a collector, play the sample scenarios into it and print the report.
+    Demo(demo::DemoArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TRIPLINE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let data_dir = cli.data_dir;
+    let outcome = match cli.command {
+        Command::Collect(a) => collector::cli::collect(&data_dir, a),
+        Command::Ingest(a) => collector::cli::ingest(&data_dir, a),
+        Command::Check(a) => analyze::cli::check(&data_dir, a),
+        Command::Rules => analyze::cli::rules(),
+        Command::Explain(a) => analyze::cli::explain(a),
+        Command::Report(a) => analyze::cli::report(&data_dir, a),
+        Command::Query(a) => analyze::cli::query(&data_dir, a),
+        Command::Trace(a) => analyze::cli::trace(&data_dir, a),
+        Command::Diff(a) => analyze::cli::diff(&data_dir, a),
+        Command::Demo(a) => demo::run(a),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
