@@ -1,0 +1,1 @@
+//! Benchmark harness: load generator and measurement helpers (see BENCHMARKS.md).
