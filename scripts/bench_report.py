@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Renders bench/results/*.json and criterion's estimates into the BENCHMARKS.md tables.
+
+Why generated: a table typed by hand drifts from the run it claims to come from. Everything
+between the `<!-- bench:generated:begin -->` and `<!-- bench:generated:end -->` markers of
+BENCHMARKS.md is rewritten by this script from the last `scripts/bench` run; the prose outside
+the markers (what limits each figure) is kept as written.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import time
+
+BEGIN = "<!-- bench:generated:begin -->"
+END = "<!-- bench:generated:end -->"
+
+
+def machine():
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_kib = int(f.readline().split()[1])
+    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+    return {"nproc": os.cpu_count(), "cpu": model, "ram_gib": mem_kib / 1024 / 1024,
+            "kernel": platform.release(), "rustc": rustc}
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def f0(v):
+    return "n/a" if v is None else f"{v:,.0f}"
+
+
+def f1(v):
+    return "n/a" if v is None else f"{v:,.1f}"
+
+
+def f2(v):
+    return "n/a" if v is None else f"{v:,.2f}"
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def collector_tables(c):
+    out = []
+    if not c:
+        return ["_collector results missing: run `scripts/bench collector`_", ""]
+    out += [f"Load: `tripline-load send`, OTLP/HTTP protobuf (gRPC row: OTLP/gRPC), batch "
+            f"{c['batch']} spans, {c['concurrency']} requests in flight, {c['secs']:.0f} s per "
+            "run, 30% of turns with content attributes.", ""]
+    out += ["| receiver | acked spans/s | spans per CPU-second | peak RSS (MiB) | "
+            "bytes/span on disk | Parquet files | acked = readable (DuckDB) | p50 / p99 ack (ms) |",
+            "|---|---:|---:|---:|---:|---:|---|---:|"]
+    for key, label in (("tripline_http", "tripline collect (HTTP)"),
+                       ("tripline_grpc", "tripline collect (gRPC)"),
+                       ("otlp2parquet_http", "otlp2parquet (HTTP)")):
+        r = c.get(key)
+        if not r:
+            continue
+        if "error" in r:
+            out.append(f"| {label} | failed: {r['error']} | | | | | | |")
+            continue
+        lat = r["load"]["latency"]
+        readable = (f"{'yes' if r['all_acked_readable'] else 'NO'} "
+                    f"({r['duckdb']['rows']:,} rows / {r['load']['spans_acked']:,} acked)")
+        out.append(f"| {label} | {f0(r['acked_spans_per_sec'])} | {f0(r['spans_per_cpu_sec'])} "
+                   f"| {f1(r['peak_rss_mib'])} | {f1(r['bytes_per_span'])} | "
+                   f"{r['parquet_files']} | {readable} | {f1(lat['p50_ms'])} / "
+                   f"{f1(lat['p99_ms'])} |")
+    out.append("")
+    t, o = c.get("tripline_http", {}), c.get("otlp2parquet_http", {})
+    tl, ol = c.get("tripline_latency", {}), c.get("otlp2parquet_latency", {})
+    ov = c.get("tripline_overload", {})
+    cpu_r = ratio(t.get("spans_per_cpu_sec"), o.get("spans_per_cpu_sec"))
+    bytes_r = ratio(t.get("bytes_per_span"), o.get("bytes_per_span"))
+    thr_r = ratio(t.get("acked_spans_per_sec"), o.get("acked_spans_per_sec"))
+
+    def verdict(ok):
+        return "n/a" if ok is None else ("met" if ok else "**not met**")
+
+    out += ["| figure (same run) | tripline | otlp2parquet | ratio | target | verdict |",
+            "|---|---:|---:|---:|---|---|",
+            f"| spans per CPU-second | {f0(t.get('spans_per_cpu_sec'))} | "
+            f"{f0(o.get('spans_per_cpu_sec'))} | {f2(cpu_r)}× | ≥ 2× | "
+            f"{verdict(None if cpu_r is None else cpu_r >= 2)} |",
+            f"| bytes per span on disk | {f1(t.get('bytes_per_span'))} | "
+            f"{f1(o.get('bytes_per_span'))} | {f2(bytes_r)}× | ≤ 0.25× | "
+            f"{verdict(None if bytes_r is None else bytes_r <= 0.25)} |",
+            f"| acknowledged spans/s | {f0(t.get('acked_spans_per_sec'))} | "
+            f"{f0(o.get('acked_spans_per_sec'))} | {f2(thr_r)}× | — | — |"]
+    if "p99_ms" in tl:
+        out.append(f"| p99 ack latency at 80% of own peak (ms) | {f1(tl['p99_ms'])} "
+                   f"(at {f0(tl['offered_spans_per_sec'])} spans/s) | "
+                   f"{f1(ol.get('p99_ms'))} (at {f0(ol.get('offered_spans_per_sec'))} spans/s) "
+                   f"| — | < 50 ms | {verdict(tl['p99_ms'] < 50)} |")
+    out.append("")
+    if ov and "error" not in ov:
+        load_ = ov["load"]
+        out += ["Overload (tripline only): "
+                f"{ov['concurrency']} requests of {ov['batch']} spans in flight for "
+                f"{load_['elapsed_secs']:.0f} s, no client back-off.", "",
+                "| requests acked | requests refused (429) | failed | acked spans/s | "
+                "RSS max, 1st half (MiB) | RSS max, 2nd half (MiB) | peak RSS (MiB) | "
+                "p99 of a refusal (ms) | acked = readable |",
+                "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+                f"| {load_['requests_acked']:,} | {load_['requests_refused']:,} | "
+                f"{load_['requests_failed']:,} | {f0(load_['acked_spans_per_sec'])} | "
+                f"{f1(ov['rss_mib_first_half_max'])} | {f1(ov['rss_mib_second_half_max'])} | "
+                f"{f1(ov['peak_rss_mib'])} | {f1(load_['refused_latency']['p99_ms'])} | "
+                f"{'yes' if ov['all_acked_readable'] else 'NO'} |", ""]
+    elif ov:
+        out += [f"Overload run failed: {ov['error']}", ""]
+    return out
+
+
+def criterion_table(root):
+    rows = []
+    if not root or not os.path.isdir(root):
+        return ["_criterion results missing: run `scripts/bench criterion`_", ""]
+    for d, _, files in os.walk(root):
+        if os.path.basename(d) != "new" or "estimates.json" not in files:
+            continue
+        est = load(os.path.join(d, "estimates.json"))
+        meta = load(os.path.join(d, "benchmark.json"))
+        if not est or not meta:
+            continue
+        if meta["group_id"] not in ("otlp_protobuf_to_arrow", "arrow_to_zstd_parquet"):
+            continue
+        elements = (meta.get("throughput") or {}).get("Elements")
+        ns = est["mean"]["point_estimate"]
+        lo = est["mean"]["confidence_interval"]["lower_bound"]
+        hi = est["mean"]["confidence_interval"]["upper_bound"]
+        per_s = elements / (ns / 1e9) if elements else None
+        rows.append((meta["group_id"], meta["function_id"], meta.get("value_str") or "",
+                     elements, ns, lo, hi, per_s))
+    if not rows:
+        return ["_no criterion estimates found_", ""]
+    out = ["| stage | measured | input | spans per call | mean time per call | "
+           "spans/s (one core) |", "|---|---|---|---:|---:|---:|"]
+    for g, fn, val, el, ns, lo, hi, per_s in sorted(rows):
+        out.append(f"| {g} | {fn} | {val} | {el:,} | {ns / 1e6:,.3f} ms "
+                   f"(95% CI {lo / 1e6:,.3f}–{hi / 1e6:,.3f}) | {f0(per_s)} |")
+    out.append("")
+    return out
+
+
+def analyzer_table(a):
+    if not a:
+        return ["_analyzer results missing: run `scripts/bench analyzer`_", ""]
+    out = [f"DuckDB {a.get('duckdb_version')} in-process, all cores; tripline timed as a fresh "
+           "process (start-up included).", "",
+           "| spans | store bytes/span | ingest spans/s | `check` (all rules) s | "
+           "`report tools` s | DuckDB TL002 s | DuckDB TL004 s | check ÷ (TL002+TL004) | "
+           "TL002 findings tripline / DuckDB | TL004 findings tripline / DuckDB |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in a.get("runs", []):
+        if "error" in r:
+            out.append(f"| {r['spans']:,} | failed: {r['error']} | | | | | | | | |")
+            continue
+        chk, rep = r["tripline_check"], r["tripline_report_tools"]
+        fb = chk.get("findings_by_rule", {})
+
+        def secs(x):
+            return f1(x["wall_secs"]) if x.get("ok", True) else f"failed (exit {x['exit_code']})"
+
+        out.append(
+            f"| {r['spans']:,} | {f1(r['store']['bytes_per_span'])} | "
+            f"{f0(r['build']['ingest_spans_per_sec'])} | {secs(chk)} | {secs(rep)} | "
+            f"{f2(r['duckdb_tl002']['wall_secs'])} | {f2(r['duckdb_tl004']['wall_secs'])} | "
+            f"{f1(r['ratio_check_over_duckdb_tl002_tl004'])}× | "
+            f"{fb.get('TL002', 0):,} / {r['duckdb_tl002']['rows']:,} | "
+            f"{fb.get('TL004', 0):,} / {r['duckdb_tl004']['rows']:,} |")
+    gens = {r["build"]["generator"] for r in a.get("runs", []) if "build" in r}
+    out += ["", f"Data generated by: {', '.join(sorted(gens)) or 'n/a'}.", ""]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--criterion")
+    ap.add_argument("--benchmarks", required=True)
+    args = ap.parse_args()
+    m = machine()
+    with open(os.path.join(args.results, "machine.json"), "w") as f:
+        json.dump(m, f, indent=1)
+    gen = [BEGIN, "",
+           f"_Generated by `scripts/bench` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+           "; do not edit by hand._", "",
+           "### Machine", "",
+           "| nproc | CPU (/proc/cpuinfo) | RAM | kernel | rustc |", "|---:|---|---:|---|---|",
+           f"| {m['nproc']} | {m['cpu']} | {m['ram_gib']:.1f} GiB | {m['kernel']} | "
+           f"{m['rustc']} |", "",
+           "### Collector throughput: tripline vs otlp2parquet", ""]
+    gen += collector_tables(load(os.path.join(args.results, "collector.json")))
+    gen += ["### Decode and encode ceilings (criterion)", ""]
+    gen += criterion_table(args.criterion)
+    gen += ["### Analyzer: tripline vs DuckDB on the same files", ""]
+    gen += analyzer_table(load(os.path.join(args.results, "analyzer.json")))
+    gen.append(END)
+    block = "\n".join(gen)
+    try:
+        with open(args.benchmarks) as f:
+            doc = f.read()
+    except OSError:
+        doc = f"# Benchmarks\n\n{BEGIN}\n{END}\n"
+    if BEGIN in doc and END in doc:
+        doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc,
+                     flags=re.S)
+    else:
+        doc += "\n" + block + "\n"
+    with open(args.benchmarks, "w") as f:
+        f.write(doc)
+    print(block)
+
+
+if __name__ == "__main__":
+    main()
