@@ -91,13 +91,20 @@ def compress(body: bytes, encoding: str | None) -> bytes:
     raise ValueError(encoding)
 
 
-def export(url: str, request: ExportTraceServiceRequest, encoding: str = "protobuf", compression: str | None = None, headers: dict[str, str] | None = None) -> Answer:
+def export(
+    url: str,
+    request: ExportTraceServiceRequest,
+    encoding: str = "protobuf",
+    compression: str | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30,
+) -> Answer:
     """POST one request in the given encoding ('protobuf' | 'json')."""
     if encoding == "protobuf":
         body, ctype = protobuf_body(request), "application/x-protobuf"
     else:
         body, ctype = json_body(request), "application/json"
-    return post(url, compress(body, compression), ctype, compression, headers)
+    return post(url, compress(body, compression), ctype, compression, headers, timeout)
 
 
 def parse_response(answer: Answer) -> ExportTraceServiceResponse:
