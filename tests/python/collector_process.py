@@ -133,5 +133,17 @@ class Collector:
     def traces_url(self) -> str:
         return f"http://{self.http_addr}/v1/traces"
 
+    def wait_for_log(self, pattern: str, timeout: float = 10.0) -> str:
+        """The first stderr line matching the regex `pattern` (stderr is read concurrently)."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in list(self.log):
+                if rx.search(line):
+                    return line
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no stderr line matches {pattern!r}:\n{self.output()}")
+            time.sleep(0.05)
+
     def output(self) -> str:
         return "\n".join(self.log[-200:])

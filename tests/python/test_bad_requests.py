@@ -35,6 +35,11 @@ def good_request(batch: int = 0):
     return synthetic.tool_call_request("negative-svc", batch, 3, synthetic.DAY_START_NS + batch)
 
 
+def assert_logged(collector, status: int) -> None:
+    """Every non-2xx answer is logged with its reason."""
+    collector.wait_for_log(rf"request refused.*status={status}\b.*reason=\S")
+
+
 def assert_still_serving(collector, batch: int = 99) -> None:
     answer = otlp_http.export(collector.traces_url, good_request(batch))
     assert answer.status == 200, answer.body[:300]
@@ -52,6 +57,7 @@ def test_bearer_token_over_http(start_collector, token_file):
     assert otlp_http.export(collector.traces_url, good_request(1)).status == 401
     wrong = otlp_http.export(collector.traces_url, good_request(2), headers={"Authorization": "Bearer nope"})
     assert wrong.status == 401
+    assert_logged(collector, 401)
     ok = otlp_http.export(collector.traces_url, good_request(3), headers={"Authorization": f"Bearer {TOKEN}"})
     assert ok.status == 200, ok.body[:300]
     assert collector.stop() == 0
@@ -76,6 +82,7 @@ def test_unknown_content_type_is_415(start_collector):
     collector = start_collector()
     body = otlp_http.protobuf_body(good_request())
     assert otlp_http.post(collector.traces_url, body, "text/plain").status == 415
+    assert_logged(collector, 415)
     assert_still_serving(collector)
 
 
@@ -88,6 +95,7 @@ def test_truncated_protobuf_is_400_with_rpc_status(start_collector):
     status = status_pb2.Status()
     status.ParseFromString(answer.body)
     assert status.message, "the Status says what was wrong"
+    assert_logged(collector, 400)
     assert_still_serving(collector)
 
 
@@ -99,6 +107,7 @@ def test_json_with_wrong_types_is_400_with_json_rpc_status(start_collector):
     assert answer.content_type.startswith("application/json")
     status = json.loads(answer.body)
     assert status["message"]
+    assert_logged(collector, 400)
     assert_still_serving(collector)
 
 
@@ -106,6 +115,7 @@ def test_body_over_the_cap_is_413(start_collector):
     collector = start_collector(extra_args=["--max-body-bytes", str(CAP)])
     answer = otlp_http.post(collector.traces_url, b"\x0a" * (96 * 1024), "application/x-protobuf")
     assert answer.status == 413
+    assert_logged(collector, 413)
     assert_still_serving(collector)
 
 
@@ -115,6 +125,7 @@ def test_gzip_bomb_is_413(start_collector):
     assert len(bomb) < 32 * 1024
     answer = otlp_http.post(collector.traces_url, bomb, "application/x-protobuf", "gzip")
     assert answer.status == 413
+    assert_logged(collector, 413)
     assert_still_serving(collector)
 
 
