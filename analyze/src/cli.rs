@@ -1,39 +1,235 @@
-//! Command-line entry points of the analyzer.
+//! Command-line entry points of the analyzer (`check`, `rules`, `explain`, `query`, `trace`, ...).
+//!
+//! This is the CLI edge: `anyhow` errors (mapped to exit 2 by `main`), stdout for reports,
+//! stderr for diagnostics, a progress spinner only when stdout is a terminal, and a closed pipe
+//! (`tripline check | head`) treated as success.
 
-use std::path::Path;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
-#[derive(clap::Args)]
-pub struct CheckArgs {}
-#[derive(clap::Args)]
+use anyhow::Context as _;
+
+use crate::load::ScanFilter;
+use crate::output::{render, render_rule_list, Format};
+use crate::policy::Policy;
+use crate::rules::{self, Rule, Severity, RULES};
+
+/// Flags shared by every command that scans the store.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ScanArgs {
+    /// Only spans that started at or after this time (RFC 3339, or relative: 30m, 24h, 7d).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only spans that started at or before this time (RFC 3339, or relative).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Only spans of this service.name.
+    #[arg(long)]
+    pub service: Option<String>,
+    /// Only spans of this trace (32 hex digits).
+    #[arg(long)]
+    pub trace: Option<String>,
+}
+
+impl ScanArgs {
+    fn filter(&self) -> anyhow::Result<ScanFilter> {
+        Ok(ScanFilter::parse(
+            self.since.as_deref(),
+            self.until.as_deref(),
+            self.service.as_deref(),
+            self.trace.as_deref(),
+            chrono::Utc::now(),
+        )?)
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// Host tool registry (TOML): tool policies, tags, agent allowlists, task scopes.
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Exit 1 when a finding is at or above this severity: critical, error, warning, info.
+    #[arg(long, default_value = "error", value_parser = parse_severity)]
+    pub fail_on: Severity,
+    /// Run only these rules (repeatable, e.g. --rule TL002 --rule TL004).
+    #[arg(long = "rule")]
+    pub rules: Vec<String>,
+    #[command(flatten)]
+    pub scan: ScanArgs,
+}
+
+fn parse_severity(s: &str) -> Result<Severity, String> {
+    Severity::parse(&s.to_ascii_lowercase())
+        .ok_or_else(|| format!("unknown severity {s:?}; use critical, error, warning or info"))
+}
+
+#[derive(clap::Args, Debug)]
 pub struct ExplainArgs {
+    /// Rule code, e.g. TL004.
     pub code: String,
 }
-#[derive(clap::Args)]
+
+#[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     pub kind: String,
 }
-#[derive(clap::Args)]
+
+/// Output formats of `tripline query`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum QueryFormat {
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(clap::Args, Debug)]
 pub struct QueryArgs {
+    /// SQL over the table `spans` (DataFusion dialect).
     pub sql: String,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: QueryFormat,
 }
-#[derive(clap::Args)]
+
+#[derive(clap::Args, Debug)]
 pub struct TraceArgs {
+    /// Trace id (32 hex digits).
     pub id: String,
+    /// Policy file, used to mark findings on the tree.
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
 }
-#[derive(clap::Args)]
+
+#[derive(clap::Args, Debug)]
 pub struct DiffArgs {
     pub baseline: std::path::PathBuf,
     pub candidate: std::path::PathBuf,
 }
 
-fn not_yet() -> anyhow::Result<ExitCode> {
-    anyhow::bail!("the analyzer is not built yet")
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
-pub fn check(_d: &Path, _a: CheckArgs) -> anyhow::Result<ExitCode> { not_yet() }
-pub fn rules() -> anyhow::Result<ExitCode> { not_yet() }
-pub fn explain(_a: ExplainArgs) -> anyhow::Result<ExitCode> { not_yet() }
-pub fn report(_d: &Path, _a: ReportArgs) -> anyhow::Result<ExitCode> { not_yet() }
-pub fn query(_d: &Path, _a: QueryArgs) -> anyhow::Result<ExitCode> { not_yet() }
-pub fn trace(_d: &Path, _a: TraceArgs) -> anyhow::Result<ExitCode> { not_yet() }
-pub fn diff(_d: &Path, _a: DiffArgs) -> anyhow::Result<ExitCode> { not_yet() }
+
+/// Writes `s` to stdout; a closed pipe is not an error.
+fn emit(s: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(e).context("cannot write to stdout"),
+    }
+}
+
+/// A spinner on stderr while scanning, only when stdout is a terminal.
+fn spinner(msg: &str) -> Option<indicatif::ProgressBar> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(Duration::from_millis(120));
+    Some(pb)
+}
+
+fn load_policy(path: Option<&Path>) -> anyhow::Result<Policy> {
+    match path {
+        Some(p) => Ok(Policy::load(p)?),
+        None => Ok(Policy::default()),
+    }
+}
+
+fn select_rules(codes: &[String]) -> anyhow::Result<Vec<&'static dyn Rule>> {
+    if codes.is_empty() {
+        return Ok(RULES.to_vec());
+    }
+    codes
+        .iter()
+        .map(|c| rules::find(c).ok_or_else(|| unknown_rule(c)))
+        .collect()
+}
+
+fn unknown_rule(code: &str) -> anyhow::Error {
+    let codes: Vec<&str> = RULES.iter().map(|r| r.code()).collect();
+    anyhow::anyhow!(
+        "unknown rule {code:?}; known rules: {} (see `tripline rules`)",
+        codes.join(", ")
+    )
+}
+
+pub fn check(data_dir: &Path, args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let policy = load_policy(args.policy.as_deref())?;
+    let selected = select_rules(&args.rules)?;
+    let filter = args.scan.filter()?;
+    let pb = spinner("scanning spans");
+    let (_, report) = runtime()?.block_on(crate::check::check_store(
+        data_dir, &filter, &policy, &selected,
+    ))?;
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    emit(&render(&report, args.format))?;
+    Ok(if report.count_at_or_above(args.fail_on) > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub fn rules() -> anyhow::Result<ExitCode> {
+    emit(&render_rule_list())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The docs of one rule as `tripline explain` prints them.
+pub fn explain_text(rule: &dyn Rule) -> String {
+    let d = rule.docs();
+    format!(
+        "{} {} ({})\n\nWhat it detects\n  {}\n\nWhy it matters\n  {}\n\nExample\n  {}\n\nHow to fix\n  {}\n",
+        rule.code(),
+        rule.name(),
+        rule.severity(),
+        d.what,
+        d.why,
+        d.example,
+        d.fix
+    )
+}
+
+pub fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
+    let rule = rules::find(&args.code).ok_or_else(|| unknown_rule(&args.code))?;
+    emit(&explain_text(rule))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn report(_d: &Path, args: ReportArgs) -> anyhow::Result<ExitCode> {
+    anyhow::bail!(
+        "report {:?} is not available in this build; reports are tools, conversations, guardrails, skills",
+        args.kind
+    )
+}
+
+pub fn query(data_dir: &Path, args: QueryArgs) -> anyhow::Result<ExitCode> {
+    let out = runtime()?.block_on(crate::query::run_query(data_dir, &args.sql, args.format))?;
+    emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn trace(data_dir: &Path, args: TraceArgs) -> anyhow::Result<ExitCode> {
+    let policy = load_policy(args.policy.as_deref())?;
+    let out = runtime()?.block_on(crate::trace_view::render_trace_from_store(
+        data_dir, &args.id, &policy,
+    ))?;
+    emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn diff(_d: &Path, _a: DiffArgs) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`tripline diff` (TL011 catalog-drift) is not available in this build yet")
+}

@@ -1,0 +1,337 @@
+//! Loading spans: DataFusion over the Hive-partitioned Parquet store, or record batches directly.
+//!
+//! The store is read with the EXPLICIT canonical schema (`schemas::span_schema()`), never one
+//! inferred from whichever file DataFusion opens first (DataFusion issues 14755 / 17517), with the
+//! partition columns `date` and `hour` declared as text (the collector writes `hour=7`, not `07`).
+//! Time, service and trace filters are pushed into the scan so whole partitions are pruned and
+//! only the columns the selected rules need are read: content columns stay on disk unless a rule
+//! asks for them.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+use arrow::record_batch::RecordBatch;
+use chrono::{DateTime, Datelike, Timelike, Utc};
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::prelude::{cast, col, lit, Expr, SessionContext};
+use datafusion::scalar::ScalarValue;
+use schemas::schema::col as c;
+
+use crate::error::LoadError;
+use crate::model::from_batch::append_rows;
+use crate::model::span::{SpanRow, TraceId};
+
+/// Name of the table registered for SQL (`tripline query`).
+pub const TABLE: &str = "spans";
+/// Hive partition columns of the store, both read as text.
+pub const PARTITION_COLUMNS: [&str; 2] = ["date", "hour"];
+
+/// Columns every rule can rely on. Content columns are NOT in here.
+pub const BASE_COLUMNS: &[&str] = &[
+    c::TRACE_ID,
+    c::SPAN_ID,
+    c::PARENT_SPAN_ID,
+    c::NAME,
+    c::KIND,
+    c::START_TIME_UNIX_NANO,
+    c::END_TIME_UNIX_NANO,
+    c::STATUS_CODE,
+    c::STATUS_MESSAGE,
+    c::SERVICE_NAME,
+    c::SCOPE_NAME,
+    c::GEN_AI_OPERATION_NAME,
+    c::GEN_AI_PROVIDER_NAME,
+    c::GEN_AI_REQUEST_MODEL,
+    c::GEN_AI_CONVERSATION_ID,
+    c::GEN_AI_AGENT_NAME,
+    c::GEN_AI_AGENT_ID,
+    c::GEN_AI_TOOL_NAME,
+    c::GEN_AI_TOOL_CALL_ID,
+    c::GEN_AI_PROMPT_NAME,
+    c::MCP_METHOD_NAME,
+    c::MCP_SESSION_ID,
+    c::MCP_RESOURCE_URI,
+    c::JSONRPC_REQUEST_ID,
+    c::RPC_RESPONSE_STATUS_CODE,
+    c::ERROR_TYPE,
+    c::SKILL_NAME,
+    c::GUARDRAIL_NAME,
+    c::GUARDRAIL_DECISION,
+    c::RESULT_HAS_STRUCTURED_CONTENT,
+    c::RESULT_IS_ERROR,
+    c::RESULT_CONTENT_TYPES,
+    c::RESULT_TYPE,
+    c::RESULT_TEXT_IS_JSON_OBJECT,
+    c::TOOL_CALL_ARGUMENTS_DIGEST,
+    c::TOOL_DEFINITIONS,
+    c::MCP_META_TRACEPARENT,
+    c::DIALECTS,
+    c::EVENTS,
+];
+
+/// Which columns to read: the base set plus whatever the selected rules declared.
+#[derive(Clone, Debug, Default)]
+pub struct Projection {
+    extra: Vec<&'static str>,
+}
+
+impl Projection {
+    pub fn base() -> Self {
+        Self::default()
+    }
+    /// Adds columns (e.g. content columns for a rule that scans content).
+    pub fn with(mut self, cols: &[&'static str]) -> Self {
+        for col in cols {
+            if !BASE_COLUMNS.contains(col) && !self.extra.contains(col) {
+                self.extra.push(col);
+            }
+        }
+        self
+    }
+    pub fn columns(&self) -> Vec<&'static str> {
+        BASE_COLUMNS
+            .iter()
+            .copied()
+            .chain(self.extra.iter().copied())
+            .collect()
+    }
+}
+
+/// Scan filters from the command line (`--since/--until/--service/--trace`).
+#[derive(Clone, Debug, Default)]
+pub struct ScanFilter {
+    /// Inclusive lower bound on `start_time`, in ns since the epoch.
+    pub since_ns: Option<i64>,
+    /// Inclusive upper bound on `start_time`, in ns since the epoch.
+    pub until_ns: Option<i64>,
+    pub service: Option<String>,
+    pub trace: Option<TraceId>,
+}
+
+impl ScanFilter {
+    /// Builds a filter from the raw flag values, `now` anchoring relative times.
+    pub fn parse(
+        since: Option<&str>,
+        until: Option<&str>,
+        service: Option<&str>,
+        trace: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Self, LoadError> {
+        Ok(Self {
+            since_ns: since.map(|s| parse_time(s, now)).transpose()?,
+            until_ns: until.map(|s| parse_time(s, now)).transpose()?,
+            service: service.map(str::to_string),
+            trace: trace
+                .map(|t| TraceId::parse_hex(t).ok_or_else(|| LoadError::BadTraceId(t.into())))
+                .transpose()?,
+        })
+    }
+
+    /// The filter as DataFusion expressions: bounds on `start_time_unix_nano` plus the same bounds
+    /// on the partition columns, which DataFusion evaluates against directory names to prune.
+    pub fn exprs(&self) -> Vec<Expr> {
+        let mut out = Vec::new();
+        let hour = || cast(col("hour"), DataType::Int32);
+        if let Some(ns) = self.since_ns {
+            out.push(col(c::START_TIME_UNIX_NANO).gt_eq(lit(ns)));
+            if let Some((date, h)) = partition_of(ns) {
+                out.push(
+                    col("date")
+                        .gt(lit(date.clone()))
+                        .or(col("date").eq(lit(date)).and(hour().gt_eq(lit(h)))),
+                );
+            }
+        }
+        if let Some(ns) = self.until_ns {
+            out.push(col(c::START_TIME_UNIX_NANO).lt_eq(lit(ns)));
+            if let Some((date, h)) = partition_of(ns) {
+                out.push(
+                    col("date")
+                        .lt(lit(date.clone()))
+                        .or(col("date").eq(lit(date)).and(hour().lt_eq(lit(h)))),
+                );
+            }
+        }
+        if let Some(s) = &self.service {
+            out.push(col(c::SERVICE_NAME).eq(lit(s.clone())));
+        }
+        if let Some(t) = self.trace {
+            out.push(col(c::TRACE_ID).eq(lit(ScalarValue::Binary(Some(t.0.to_vec())))));
+        }
+        out
+    }
+}
+
+/// The `date=` / `hour=` partition a timestamp falls in (UTC, hour not zero-padded).
+fn partition_of(ns: i64) -> Option<(String, i32)> {
+    let t = DateTime::<Utc>::from_timestamp_nanos(ns);
+    let date = format!("{:04}-{:02}-{:02}", t.year(), t.month(), t.day());
+    i32::try_from(t.hour()).ok().map(|h| (date, h))
+}
+
+/// RFC 3339, or a relative duration before `now` (`90s`, `30m`, `24h`, `7d`, `2w`).
+pub fn parse_time(s: &str, now: DateTime<Utc>) -> Result<i64, LoadError> {
+    let bad = || LoadError::BadTime { value: s.into() };
+    let t = s.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
+        return dt.with_timezone(&Utc).timestamp_nanos_opt().ok_or_else(bad);
+    }
+    let split = t.find(|ch: char| !ch.is_ascii_digit()).ok_or_else(bad)?;
+    let (num, unit) = t.split_at(split);
+    let n: i64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n.checked_mul(60).ok_or_else(bad)?,
+        "h" => n.checked_mul(3600).ok_or_else(bad)?,
+        "d" => n.checked_mul(86_400).ok_or_else(bad)?,
+        "w" => n.checked_mul(7 * 86_400).ok_or_else(bad)?,
+        _ => return Err(bad()),
+    };
+    let now_ns = now.timestamp_nanos_opt().ok_or_else(bad)?;
+    secs.checked_mul(1_000_000_000)
+        .and_then(|d| now_ns.checked_sub(d))
+        .ok_or_else(bad)
+}
+
+/// Registers the store under `<data_dir>/spans/` as table [`TABLE`] with the explicit schema.
+/// Returns `false` (and registers nothing) when the store has no `spans/` directory yet.
+pub async fn register_store(ctx: &SessionContext, data_dir: &Path) -> Result<bool, LoadError> {
+    if !data_dir.is_dir() {
+        return Err(LoadError::MissingDataDir(data_dir.to_path_buf()));
+    }
+    let spans_dir = data_dir.join("spans");
+    if !spans_dir.is_dir() {
+        return Ok(false);
+    }
+    let path = format!("{}/", spans_dir.display());
+    let scan_err = |source| LoadError::Scan {
+        path: path.clone(),
+        source,
+    };
+    let url = ListingTableUrl::parse(&path).map_err(scan_err)?;
+    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
+        .with_file_extension(".parquet")
+        .with_table_partition_cols(
+            PARTITION_COLUMNS
+                .iter()
+                .map(|p| (p.to_string(), DataType::Utf8))
+                .collect(),
+        );
+    let config = ListingTableConfig::new(url)
+        .with_listing_options(options)
+        .with_schema(schemas::span_schema());
+    let table = ListingTable::try_new(config).map_err(scan_err)?;
+    ctx.register_table(TABLE, Arc::new(table))
+        .map_err(scan_err)?;
+    Ok(true)
+}
+
+/// Scans the store with `filter`, reading only `projection`'s columns.
+pub async fn load_store(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    projection: &Projection,
+) -> Result<Vec<SpanRow>, LoadError> {
+    let ctx = SessionContext::new();
+    if !register_store(&ctx, data_dir).await? {
+        return Ok(Vec::new());
+    }
+    let path = data_dir.join("spans").display().to_string();
+    let scan_err = |source| LoadError::Scan {
+        path: path.clone(),
+        source,
+    };
+    let mut df = ctx.table(TABLE).await.map_err(scan_err)?;
+    for e in filter.exprs() {
+        df = df.filter(e).map_err(scan_err)?;
+    }
+    let df = df.select_columns(&projection.columns()).map_err(scan_err)?;
+    let batches = df.collect().await.map_err(scan_err)?;
+    load_batches(&batches)
+}
+
+/// Converts record batches (canonical schema, possibly projected) into span rows; the same code
+/// path the store scan ends in, used directly by tests and fixtures.
+pub fn load_batches(batches: &[RecordBatch]) -> Result<Vec<SpanRow>, LoadError> {
+    let mut out = Vec::with_capacity(batches.iter().map(RecordBatch::num_rows).sum());
+    for b in batches {
+        append_rows(b, &mut out)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn parses_relative_and_absolute_times() {
+        let now_ns = now().timestamp_nanos_opt().unwrap();
+        assert_eq!(
+            parse_time("24h", now()).unwrap(),
+            now_ns - 86_400 * 1_000_000_000
+        );
+        assert_eq!(
+            parse_time("30m", now()).unwrap(),
+            now_ns - 1_800 * 1_000_000_000
+        );
+        assert_eq!(
+            parse_time("2026-11-29T07:00:00Z", now()).unwrap(),
+            now_ns - 25 * 3_600 * 1_000_000_000
+        );
+        assert!(matches!(
+            parse_time("yesterday", now()),
+            Err(LoadError::BadTime { value }) if value == "yesterday"
+        ));
+        assert!(parse_time("5y", now()).is_err());
+        assert!(parse_time("h", now()).is_err());
+    }
+
+    #[test]
+    fn partition_of_is_not_zero_padded() {
+        let ns = parse_time("2026-11-30T07:59:59Z", now()).unwrap();
+        assert_eq!(partition_of(ns), Some(("2026-11-30".to_string(), 7)));
+    }
+
+    #[test]
+    fn bad_trace_id_is_an_error_naming_it() {
+        let e = ScanFilter::parse(None, None, None, Some("abc"), now()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid trace id \"abc\": expected 32 hex digits"
+        );
+    }
+
+    #[test]
+    fn projection_never_duplicates_and_keeps_content_out_by_default() {
+        let p = Projection::base().with(&[c::GEN_AI_TOOL_CALL_RESULT, c::TRACE_ID]);
+        let cols = p.columns();
+        assert_eq!(cols.len(), BASE_COLUMNS.len() + 1);
+        assert!(!Projection::base()
+            .columns()
+            .contains(&c::GEN_AI_TOOL_CALL_RESULT));
+    }
+
+    #[tokio::test]
+    async fn missing_data_dir_names_it() {
+        let e = load_store(
+            Path::new("/nonexistent/tripline-data"),
+            &ScanFilter::default(),
+            &Projection::base(),
+        )
+        .await
+        .unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("data dir /nonexistent/tripline-data does not exist"));
+    }
+}

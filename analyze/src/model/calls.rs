@@ -1,0 +1,158 @@
+//! Logical calls: the host's `execute_tool`, the MCP client span and the MCP server span(s) of one
+//! tool call are one `Call`, so a rule sees each call once with every fact any of its spans saw.
+//!
+//! Why group: a tool result's `isError` may be visible only on the server span (MCP Python SDK),
+//! its `structuredContent` only in the host's opt-in content (or Traceloop's server transport span),
+//! its arguments only on the host. Rules ask the call, not a particular span.
+
+use super::roles::McpRole;
+use super::span::SpanRow;
+
+/// What a call is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallKind {
+    /// A tool call (`execute_tool` and/or MCP `tools/call`).
+    Tool,
+    /// Any other MCP request (`resources/read`, `prompts/get`, `tools/list`, ...).
+    Request(String),
+}
+
+/// One logical call with the facts merged over its spans.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub kind: CallKind,
+    /// The span that represents the call: the host `execute_tool` span if there is one, else the
+    /// MCP client span, else the MCP server span.
+    pub anchor: usize,
+    /// Every span of the call (anchor, MCP client/server spans of the same method), in-trace or
+    /// stitched.
+    pub members: Vec<usize>,
+    pub tool: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub arguments_digest: Option<String>,
+    /// `isError` as observed (None = no span carried the result or an error classification).
+    pub is_error: Option<bool>,
+    /// `structuredContent` present (None = not observable).
+    pub has_structured_content: Option<bool>,
+    /// The result is exactly one text block holding a JSON object.
+    pub text_is_json_object: Option<bool>,
+    /// `input_required` seen on the result.
+    pub input_required: bool,
+    pub session_id: Option<String>,
+    pub request_id: Option<String>,
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+impl Call {
+    pub fn is_tool(&self) -> bool {
+        self.kind == CallKind::Tool
+    }
+    pub fn method(&self) -> &str {
+        match &self.kind {
+            CallKind::Tool => "tools/call",
+            CallKind::Request(m) => m,
+        }
+    }
+}
+
+/// Whether a span takes part in a call, and of which kind.
+pub fn call_kind_of(s: &SpanRow) -> Option<CallKind> {
+    if s.is_execute_tool() || s.method_is("tools/call") {
+        return Some(CallKind::Tool);
+    }
+    match s.mcp_method.as_deref() {
+        Some(m) if !m.starts_with("notifications/") => Some(CallKind::Request(m.to_string())),
+        _ => None,
+    }
+}
+
+/// Finds the anchor of span `i` (which takes part in a call of kind `kind`): walking up the
+/// in-trace parents, the nearest `execute_tool` for tool calls, else the topmost span of the same
+/// call kind within a contiguous chain of call spans and transport spans.
+pub fn anchor_of(
+    spans: &[SpanRow],
+    parent: &[Option<usize>],
+    roles: &[Option<McpRole>],
+    i: usize,
+    kind: &CallKind,
+) -> usize {
+    if spans[i].is_execute_tool() {
+        return i;
+    }
+    let mut best = i;
+    let mut cur = parent[i];
+    let mut steps = 0;
+    while let Some(p) = cur {
+        steps += 1;
+        if steps > 64 {
+            break;
+        }
+        let ps = &spans[p];
+        if *kind == CallKind::Tool && ps.is_execute_tool() {
+            return p;
+        }
+        match call_kind_of(ps) {
+            Some(k) if &k == kind => {
+                // A client span above a server span of the same request is its caller; the same
+                // applies to nested spans of one side (Traceloop's `mcp.server` > `{tool}.tool`).
+                if same_tool(ps, &spans[i]) {
+                    best = p;
+                }
+            }
+            Some(_) => break,
+            None => {
+                // Transport spans (no method) between client and server: keep walking, but not
+                // past the agent / model spans that own the call.
+                if ps.is_agent_run() || ps.is_model_call() || roles[p].is_some() {
+                    break;
+                }
+            }
+        }
+        cur = parent[p];
+    }
+    best
+}
+
+fn same_tool(a: &SpanRow, b: &SpanRow) -> bool {
+    match (&a.tool_name, &b.tool_name) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    }
+}
+
+/// Folds one span's facts into the call.
+pub fn absorb(call: &mut Call, s: &SpanRow) {
+    if call.tool.is_none() {
+        call.tool.clone_from(&s.tool_name);
+    }
+    if call.tool_call_id.is_none() {
+        call.tool_call_id.clone_from(&s.tool_call_id);
+    }
+    if call.arguments_digest.is_none() {
+        call.arguments_digest.clone_from(&s.arguments_digest);
+    }
+    if call.session_id.is_none() {
+        call.session_id.clone_from(&s.mcp_session_id);
+    }
+    if call.request_id.is_none() {
+        call.request_id.clone_from(&s.jsonrpc_request_id);
+    }
+    call.is_error = merge_true_wins(call.is_error, s.reports_tool_error());
+    call.has_structured_content =
+        merge_true_wins(call.has_structured_content, s.result_has_structured_content);
+    call.text_is_json_object =
+        merge_true_wins(call.text_is_json_object, s.result_text_is_json_object);
+    if s.result_type.as_deref() == Some("input_required") {
+        call.input_required = true;
+    }
+}
+
+/// Observed `true` anywhere wins; otherwise an observed `false`; otherwise not observed.
+pub fn merge_true_wins(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        _ => None,
+    }
+}

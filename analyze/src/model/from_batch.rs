@@ -1,0 +1,503 @@
+//! Arrow `RecordBatch` (canonical schema, possibly projected) -> `SpanRow`s.
+//!
+//! One code path for everything: the DataFusion scan of the store and the direct loader used by
+//! tests and fixtures (OTLP/JSON -> `schemas` convert -> batch) both end here. Columns absent from a
+//! projected batch simply leave the field empty; string columns are cast to `Utf8` first because
+//! DataFusion may hand them back as `Utf8View` / dictionaries.
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Int64Array, ListArray, MapArray,
+    StringArray, StructArray,
+};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
+use arrow::record_batch::RecordBatch;
+use schemas::schema::col;
+
+use super::span::{
+    SpanContent, SpanId, SpanKind, SpanKindField, SpanRow, StatusCode, StatusField, ToolDef,
+    TraceId,
+};
+use crate::error::LoadError;
+
+/// Converts every row of `batch` into a `SpanRow`, appending to `out`. Rows whose ids have the
+/// wrong length (impossible for data written by the collector) are skipped and counted.
+pub fn append_rows(batch: &RecordBatch, out: &mut Vec<SpanRow>) -> Result<usize, LoadError> {
+    let n = batch.num_rows();
+    let cols = Columns::new(batch)?;
+    let mut skipped = 0;
+    out.reserve(n);
+    for i in 0..n {
+        match cols.row(i) {
+            Some(row) => out.push(row),
+            None => skipped += 1,
+        }
+    }
+    Ok(skipped)
+}
+
+/// Typed handles on the columns present in one batch.
+struct Columns {
+    trace_id: BinaryArray,
+    span_id: BinaryArray,
+    parent: Option<BinaryArray>,
+    name: Option<StringArray>,
+    kind: Option<StringArray>,
+    start: Option<Int64Array>,
+    end: Option<Int64Array>,
+    status: Option<StringArray>,
+    status_message: Option<StringArray>,
+    strings: Vec<(StrField, StringArray)>,
+    bools: Vec<(BoolField, BooleanArray)>,
+    result_content_types: Option<ListArray>,
+    tool_definitions: Option<ListArray>,
+    dialects: Option<ListArray>,
+    events: Option<ListArray>,
+    attributes: Option<MapArray>,
+    content: Vec<(ContentField, StringArray)>,
+    content_attributes: Option<MapArray>,
+}
+
+#[derive(Clone, Copy)]
+enum StrField {
+    Service,
+    Scope,
+    Operation,
+    Provider,
+    RequestModel,
+    Conversation,
+    AgentName,
+    AgentId,
+    Tool,
+    ToolCallId,
+    Prompt,
+    Method,
+    Session,
+    ResourceUri,
+    RequestId,
+    RpcStatus,
+    ErrorType,
+    Skill,
+    GuardrailName,
+    GuardrailDecision,
+    ResultType,
+    ArgsDigest,
+    Traceparent,
+}
+
+const STRING_COLUMNS: &[(&str, StrField)] = &[
+    (col::SERVICE_NAME, StrField::Service),
+    (col::SCOPE_NAME, StrField::Scope),
+    (col::GEN_AI_OPERATION_NAME, StrField::Operation),
+    (col::GEN_AI_PROVIDER_NAME, StrField::Provider),
+    (col::GEN_AI_REQUEST_MODEL, StrField::RequestModel),
+    (col::GEN_AI_CONVERSATION_ID, StrField::Conversation),
+    (col::GEN_AI_AGENT_NAME, StrField::AgentName),
+    (col::GEN_AI_AGENT_ID, StrField::AgentId),
+    (col::GEN_AI_TOOL_NAME, StrField::Tool),
+    (col::GEN_AI_TOOL_CALL_ID, StrField::ToolCallId),
+    (col::GEN_AI_PROMPT_NAME, StrField::Prompt),
+    (col::MCP_METHOD_NAME, StrField::Method),
+    (col::MCP_SESSION_ID, StrField::Session),
+    (col::MCP_RESOURCE_URI, StrField::ResourceUri),
+    (col::JSONRPC_REQUEST_ID, StrField::RequestId),
+    (col::RPC_RESPONSE_STATUS_CODE, StrField::RpcStatus),
+    (col::ERROR_TYPE, StrField::ErrorType),
+    (col::SKILL_NAME, StrField::Skill),
+    (col::GUARDRAIL_NAME, StrField::GuardrailName),
+    (col::GUARDRAIL_DECISION, StrField::GuardrailDecision),
+    (col::RESULT_TYPE, StrField::ResultType),
+    (col::TOOL_CALL_ARGUMENTS_DIGEST, StrField::ArgsDigest),
+    (col::MCP_META_TRACEPARENT, StrField::Traceparent),
+];
+
+#[derive(Clone, Copy)]
+enum BoolField {
+    HasStructured,
+    IsError,
+    TextIsJsonObject,
+}
+
+const BOOL_COLUMNS: &[(&str, BoolField)] = &[
+    (col::RESULT_HAS_STRUCTURED_CONTENT, BoolField::HasStructured),
+    (col::RESULT_IS_ERROR, BoolField::IsError),
+    (col::RESULT_TEXT_IS_JSON_OBJECT, BoolField::TextIsJsonObject),
+];
+
+#[derive(Clone, Copy)]
+enum ContentField {
+    Arguments,
+    Result,
+    Input,
+    Output,
+    System,
+}
+
+const CONTENT_COLUMNS: &[(&str, ContentField)] = &[
+    (col::GEN_AI_TOOL_CALL_ARGUMENTS, ContentField::Arguments),
+    (col::GEN_AI_TOOL_CALL_RESULT, ContentField::Result),
+    (col::GEN_AI_INPUT_MESSAGES, ContentField::Input),
+    (col::GEN_AI_OUTPUT_MESSAGES, ContentField::Output),
+    (col::GEN_AI_SYSTEM_INSTRUCTIONS, ContentField::System),
+];
+
+fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
+    batch.schema().index_of(name).ok().map(|i| batch.column(i))
+}
+
+fn strings(batch: &RecordBatch, name: &str) -> Result<Option<StringArray>, LoadError> {
+    let Some(a) = column(batch, name) else {
+        return Ok(None);
+    };
+    let a = if a.data_type() == &DataType::Utf8 {
+        a.clone()
+    } else {
+        cast(a, &DataType::Utf8).map_err(|_| type_error(name, a.data_type(), "Utf8"))?
+    };
+    Ok(Some(a.as_string::<i32>().clone()))
+}
+
+fn binary(batch: &RecordBatch, name: &str) -> Result<Option<BinaryArray>, LoadError> {
+    let Some(a) = column(batch, name) else {
+        return Ok(None);
+    };
+    let a = if a.data_type() == &DataType::Binary {
+        a.clone()
+    } else {
+        cast(a, &DataType::Binary).map_err(|_| type_error(name, a.data_type(), "Binary"))?
+    };
+    Ok(Some(a.as_binary::<i32>().clone()))
+}
+
+fn int64(batch: &RecordBatch, name: &str) -> Result<Option<Int64Array>, LoadError> {
+    let Some(a) = column(batch, name) else {
+        return Ok(None);
+    };
+    a.as_primitive_opt::<arrow::datatypes::Int64Type>()
+        .cloned()
+        .map(Some)
+        .ok_or_else(|| type_error(name, a.data_type(), "Int64"))
+}
+
+fn boolean(batch: &RecordBatch, name: &str) -> Result<Option<BooleanArray>, LoadError> {
+    let Some(a) = column(batch, name) else {
+        return Ok(None);
+    };
+    a.as_boolean_opt()
+        .cloned()
+        .map(Some)
+        .ok_or_else(|| type_error(name, a.data_type(), "Boolean"))
+}
+
+fn list(batch: &RecordBatch, name: &str) -> Result<Option<ListArray>, LoadError> {
+    let Some(a) = column(batch, name) else {
+        return Ok(None);
+    };
+    a.as_list_opt::<i32>()
+        .cloned()
+        .map(Some)
+        .ok_or_else(|| type_error(name, a.data_type(), "List"))
+}
+
+fn map(batch: &RecordBatch, name: &str) -> Result<Option<MapArray>, LoadError> {
+    let Some(a) = column(batch, name) else {
+        return Ok(None);
+    };
+    a.as_map_opt()
+        .cloned()
+        .map(Some)
+        .ok_or_else(|| type_error(name, a.data_type(), "Map"))
+}
+
+fn type_error(name: &str, found: &DataType, expected: &'static str) -> LoadError {
+    LoadError::ColumnType {
+        column: name.to_string(),
+        found: found.to_string(),
+        expected,
+    }
+}
+
+fn opt_str(a: &StringArray, i: usize) -> Option<String> {
+    (!a.is_null(i)).then(|| a.value(i).to_string())
+}
+
+/// Strings of a `List<Utf8>` cell (any string representation of the child).
+fn list_strings(a: &ListArray, i: usize) -> Vec<String> {
+    if a.is_null(i) {
+        return Vec::new();
+    }
+    let values = a.value(i);
+    let values = match cast(&values, &DataType::Utf8) {
+        Ok(v) => v,
+        Err(_) => return Vec::new(),
+    };
+    let s = values.as_string::<i32>();
+    (0..s.len())
+        .filter(|&j| !s.is_null(j))
+        .map(|j| s.value(j).to_string())
+        .collect()
+}
+
+fn struct_str(s: &StructArray, field: &str, j: usize) -> Option<String> {
+    let c = s.column_by_name(field)?;
+    let c = cast(c, &DataType::Utf8).ok()?;
+    let c = c.as_string::<i32>();
+    (!c.is_null(j)).then(|| c.value(j).to_string())
+}
+
+fn struct_bool(s: &StructArray, field: &str, j: usize) -> Option<bool> {
+    let c = s.column_by_name(field)?.as_boolean_opt()?;
+    (!c.is_null(j)).then(|| c.value(j))
+}
+
+fn tool_defs(a: &ListArray, i: usize) -> Option<Vec<ToolDef>> {
+    if a.is_null(i) {
+        return None;
+    }
+    let values = a.value(i);
+    let s = values.as_struct_opt()?;
+    Some(
+        (0..s.len())
+            .filter(|&j| !s.is_null(j))
+            .map(|j| ToolDef {
+                name: struct_str(s, "name", j).unwrap_or_default(),
+                description: struct_str(s, "description", j),
+                has_output_schema: struct_bool(s, "has_output_schema", j),
+                read_only_hint: struct_bool(s, "read_only_hint", j),
+                destructive_hint: struct_bool(s, "destructive_hint", j),
+                idempotent_hint: struct_bool(s, "idempotent_hint", j),
+                open_world_hint: struct_bool(s, "open_world_hint", j),
+                input_schema_digest: struct_str(s, "input_schema_digest", j),
+                output_schema_digest: struct_str(s, "output_schema_digest", j),
+            })
+            .collect(),
+    )
+}
+
+fn event_names(a: &ListArray, i: usize) -> Vec<String> {
+    if a.is_null(i) {
+        return Vec::new();
+    }
+    let values = a.value(i);
+    let Some(s) = values.as_struct_opt() else {
+        return Vec::new();
+    };
+    (0..s.len())
+        .filter_map(|j| struct_str(s, "name", j))
+        .collect()
+}
+
+fn map_keys(a: &MapArray, i: usize) -> Vec<String> {
+    if a.is_null(i) {
+        return Vec::new();
+    }
+    let entries = a.value(i);
+    let Some(keys) = entries.column_by_name("key").or_else(|| {
+        // Some writers name the key field differently; the key is always the first child.
+        (entries.num_columns() > 0).then(|| entries.column(0))
+    }) else {
+        return Vec::new();
+    };
+    let Ok(keys) = cast(keys, &DataType::Utf8) else {
+        return Vec::new();
+    };
+    let k = keys.as_string::<i32>();
+    (0..k.len())
+        .filter(|&j| !k.is_null(j))
+        .map(|j| k.value(j).to_string())
+        .collect()
+}
+
+/// String values of a map cell (`value.str`), keyed.
+fn map_string_values(a: &MapArray, i: usize) -> Vec<(String, String)> {
+    if a.is_null(i) {
+        return Vec::new();
+    }
+    let entries = a.value(i);
+    if entries.num_columns() < 2 {
+        return Vec::new();
+    }
+    let Ok(keys) = cast(entries.column(0), &DataType::Utf8) else {
+        return Vec::new();
+    };
+    let keys = keys.as_string::<i32>();
+    let Some(values) = entries.column(1).as_struct_opt() else {
+        return Vec::new();
+    };
+    (0..keys.len())
+        .filter_map(|j| {
+            let v = struct_str(values, schemas::schema::value::STR, j)?;
+            Some((keys.value(j).to_string(), v))
+        })
+        .collect()
+}
+
+impl Columns {
+    fn new(batch: &RecordBatch) -> Result<Self, LoadError> {
+        let trace_id = binary(batch, col::TRACE_ID)?.ok_or_else(|| LoadError::ColumnType {
+            column: col::TRACE_ID.into(),
+            found: "nothing".into(),
+            expected: "Binary",
+        })?;
+        let span_id = binary(batch, col::SPAN_ID)?.ok_or_else(|| LoadError::ColumnType {
+            column: col::SPAN_ID.into(),
+            found: "nothing".into(),
+            expected: "Binary",
+        })?;
+        let mut string_cols = Vec::new();
+        for (name, field) in STRING_COLUMNS {
+            if let Some(a) = strings(batch, name)? {
+                string_cols.push((*field, a));
+            }
+        }
+        let mut bool_cols = Vec::new();
+        for (name, field) in BOOL_COLUMNS {
+            if let Some(a) = boolean(batch, name)? {
+                bool_cols.push((*field, a));
+            }
+        }
+        let mut content = Vec::new();
+        for (name, field) in CONTENT_COLUMNS {
+            if let Some(a) = strings(batch, name)? {
+                content.push((*field, a));
+            }
+        }
+        Ok(Self {
+            trace_id,
+            span_id,
+            parent: binary(batch, col::PARENT_SPAN_ID)?,
+            name: strings(batch, col::NAME)?,
+            kind: strings(batch, col::KIND)?,
+            start: int64(batch, col::START_TIME_UNIX_NANO)?,
+            end: int64(batch, col::END_TIME_UNIX_NANO)?,
+            status: strings(batch, col::STATUS_CODE)?,
+            status_message: strings(batch, col::STATUS_MESSAGE)?,
+            strings: string_cols,
+            bools: bool_cols,
+            result_content_types: list(batch, col::RESULT_CONTENT_TYPES)?,
+            tool_definitions: list(batch, col::TOOL_DEFINITIONS)?,
+            dialects: list(batch, col::DIALECTS)?,
+            events: list(batch, col::EVENTS)?,
+            attributes: map(batch, col::ATTRIBUTES)?,
+            content,
+            content_attributes: map(batch, col::CONTENT_ATTRIBUTES)?,
+        })
+    }
+
+    fn row(&self, i: usize) -> Option<SpanRow> {
+        let trace_id = TraceId::from_slice(self.trace_id.value(i))?;
+        let span_id = SpanId::from_slice(self.span_id.value(i))?;
+        let parent_span_id = self
+            .parent
+            .as_ref()
+            .filter(|p| !p.is_null(i) && !p.value(i).is_empty())
+            .and_then(|p| SpanId::from_slice(p.value(i)));
+        let mut row = SpanRow {
+            trace_id,
+            span_id,
+            parent_span_id,
+            name: self
+                .name
+                .as_ref()
+                .and_then(|a| opt_str(a, i))
+                .unwrap_or_default(),
+            kind: SpanKindField(
+                self.kind
+                    .as_ref()
+                    .and_then(|a| opt_str(a, i))
+                    .map_or(SpanKind::Unspecified, |k| SpanKind::parse(&k)),
+            ),
+            start_ns: self
+                .start
+                .as_ref()
+                .filter(|a| !a.is_null(i))
+                .map_or(0, |a| a.value(i)),
+            end_ns: self
+                .end
+                .as_ref()
+                .filter(|a| !a.is_null(i))
+                .map_or(0, |a| a.value(i)),
+            status: StatusField(
+                self.status
+                    .as_ref()
+                    .and_then(|a| opt_str(a, i))
+                    .map_or(StatusCode::Unset, |s| StatusCode::parse(&s)),
+            ),
+            status_message: self
+                .status_message
+                .as_ref()
+                .and_then(|a| opt_str(a, i))
+                .filter(|m| !m.is_empty()),
+            ..SpanRow::default()
+        };
+        for (field, a) in &self.strings {
+            let v = opt_str(a, i);
+            match field {
+                StrField::Service => row.service_name = v,
+                StrField::Scope => row.scope_name = v,
+                StrField::Operation => row.operation_name = v,
+                StrField::Provider => row.provider_name = v,
+                StrField::RequestModel => row.request_model = v,
+                StrField::Conversation => row.conversation_id = v,
+                StrField::AgentName => row.agent_name = v,
+                StrField::AgentId => row.agent_id = v,
+                StrField::Tool => row.tool_name = v,
+                StrField::ToolCallId => row.tool_call_id = v,
+                StrField::Prompt => row.prompt_name = v,
+                StrField::Method => row.mcp_method = v,
+                StrField::Session => row.mcp_session_id = v,
+                StrField::ResourceUri => row.mcp_resource_uri = v,
+                StrField::RequestId => row.jsonrpc_request_id = v,
+                StrField::RpcStatus => row.rpc_response_status_code = v,
+                StrField::ErrorType => row.error_type = v,
+                StrField::Skill => row.skill_name = v,
+                StrField::GuardrailName => row.guardrail_name = v,
+                StrField::GuardrailDecision => row.guardrail_decision = v,
+                StrField::ResultType => row.result_type = v,
+                StrField::ArgsDigest => row.arguments_digest = v,
+                StrField::Traceparent => row.mcp_meta_traceparent = v,
+            }
+        }
+        for (field, a) in &self.bools {
+            let v = (!a.is_null(i)).then(|| a.value(i));
+            match field {
+                BoolField::HasStructured => row.result_has_structured_content = v,
+                BoolField::IsError => row.result_is_error = v,
+                BoolField::TextIsJsonObject => row.result_text_is_json_object = v,
+            }
+        }
+        if let Some(a) = &self.result_content_types {
+            row.result_content_types = list_strings(a, i);
+        }
+        if let Some(a) = &self.tool_definitions {
+            row.tool_definitions = tool_defs(a, i);
+        }
+        if let Some(a) = &self.dialects {
+            row.dialects = list_strings(a, i);
+        }
+        if let Some(a) = &self.events {
+            row.event_names = event_names(a, i);
+        }
+        if let Some(a) = &self.attributes {
+            row.attribute_keys = map_keys(a, i);
+        }
+        if !self.content.is_empty() || self.content_attributes.is_some() {
+            let mut c = SpanContent::default();
+            for (field, a) in &self.content {
+                let v = opt_str(a, i);
+                match field {
+                    ContentField::Arguments => c.tool_call_arguments = v,
+                    ContentField::Result => c.tool_call_result = v,
+                    ContentField::Input => c.input_messages = v,
+                    ContentField::Output => c.output_messages = v,
+                    ContentField::System => c.system_instructions = v,
+                }
+            }
+            if let Some(a) = &self.content_attributes {
+                c.other = map_string_values(a, i);
+            }
+            row.content = Some(Box::new(c));
+        }
+        Some(row)
+    }
+}

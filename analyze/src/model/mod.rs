@@ -1,0 +1,308 @@
+//! The trace model every rule works on: span trees per trace, MCP roles, logical calls, agent
+//! runs, conversations, and server spans stitched to their host call when propagation broke.
+//!
+//! Built once per `check` from the loaded `SpanRow`s; rules only read it.
+
+pub mod calls;
+pub mod from_batch;
+pub mod roles;
+pub mod span;
+pub mod stitch;
+
+use std::collections::{BTreeMap, HashMap};
+
+pub use calls::{Call, CallKind};
+pub use roles::McpRole;
+pub use span::{SpanId, SpanKind, SpanRow, StatusCode, ToolDef, TraceId};
+pub use stitch::{Orphan, OrphanMatch};
+
+/// All spans of one load, indexed and linked.
+#[derive(Debug, Default)]
+pub struct Model {
+    pub spans: Vec<SpanRow>,
+    index: HashMap<(TraceId, SpanId), usize>,
+    /// In-store parent (same trace).
+    pub parent: Vec<Option<usize>>,
+    pub children: Vec<Vec<usize>>,
+    /// Spans per trace, ordered by start time.
+    pub traces: BTreeMap<TraceId, Vec<usize>>,
+    pub roles: Vec<Option<McpRole>>,
+    /// Logical calls (tool calls and other MCP requests), ordered by start time.
+    pub calls: Vec<Call>,
+    /// The call each span belongs to.
+    pub call_of_span: Vec<Option<usize>>,
+    /// Server-side entry spans whose parent is missing, with the host call matched to them (if any).
+    pub orphans: Vec<Orphan>,
+    /// Parent across a broken edge: orphan server span -> the host span of its call.
+    pub stitched_parent: Vec<Option<usize>>,
+    /// The `invoke_agent` span each span runs under (following stitched edges).
+    pub agent_run: Vec<Option<usize>>,
+    /// The conversation id each span belongs to (own, or inherited from an ancestor).
+    pub conversation: Vec<Option<String>>,
+}
+
+impl Model {
+    /// Builds the model. Never fails: missing parents become roots, unknown values stay unknown.
+    pub fn build(mut spans: Vec<SpanRow>) -> Self {
+        spans.sort_by(|a, b| {
+            (a.start_ns, a.trace_id, a.span_id).cmp(&(b.start_ns, b.trace_id, b.span_id))
+        });
+        // A span exported twice (retry after a lost ack) is kept once.
+        spans.dedup_by(|b, a| a.trace_id == b.trace_id && a.span_id == b.span_id);
+        let n = spans.len();
+        let mut index = HashMap::with_capacity(n);
+        for (i, s) in spans.iter().enumerate() {
+            index.entry((s.trace_id, s.span_id)).or_insert(i);
+        }
+        let mut parent = vec![None; n];
+        let mut children = vec![Vec::new(); n];
+        let mut traces: BTreeMap<TraceId, Vec<usize>> = BTreeMap::new();
+        for (i, s) in spans.iter().enumerate() {
+            if let Some(p) = s.parent_span_id {
+                if let Some(&pi) = index.get(&(s.trace_id, p)) {
+                    if pi != i {
+                        parent[i] = Some(pi);
+                        children[pi].push(i);
+                    }
+                }
+            }
+            traces.entry(s.trace_id).or_default().push(i);
+        }
+        let roles = roles::assign(&spans, &parent);
+        let mut model = Self {
+            spans,
+            index,
+            parent,
+            children,
+            traces,
+            roles,
+            ..Self::default()
+        };
+        model.build_calls();
+        stitch::stitch(&mut model);
+        model.inherit();
+        model
+    }
+
+    fn build_calls(&mut self) {
+        let n = self.spans.len();
+        let mut call_of_anchor: HashMap<usize, usize> = HashMap::new();
+        self.call_of_span = vec![None; n];
+        for i in 0..n {
+            let Some(kind) = calls::call_kind_of(&self.spans[i]) else {
+                continue;
+            };
+            let anchor = calls::anchor_of(&self.spans, &self.parent, &self.roles, i, &kind);
+            let ci = *call_of_anchor.entry(anchor).or_insert_with(|| {
+                let a = &self.spans[anchor];
+                self.calls.push(Call {
+                    kind: calls::call_kind_of(a).unwrap_or(kind.clone()),
+                    anchor,
+                    members: Vec::new(),
+                    tool: None,
+                    tool_call_id: None,
+                    arguments_digest: None,
+                    is_error: None,
+                    has_structured_content: None,
+                    text_is_json_object: None,
+                    input_required: false,
+                    session_id: None,
+                    request_id: None,
+                    start_ns: a.start_ns,
+                    end_ns: a.end_ns,
+                });
+                self.calls.len() - 1
+            });
+            self.calls[ci].members.push(i);
+            self.call_of_span[i] = Some(ci);
+        }
+        // Facts: every member, plus the transport spans below the members (Traceloop puts the
+        // full result on a `ResponseStreamWriter` child) that belong to no other call.
+        for ci in 0..self.calls.len() {
+            let members = self.calls[ci].members.clone();
+            for &m in &members {
+                self.absorb_subtree(ci, m);
+            }
+        }
+    }
+
+    /// Absorbs span `root`'s facts and those of its descendants that belong to no other call.
+    fn absorb_subtree(&mut self, ci: usize, root: usize) {
+        let mut stack = vec![root];
+        let mut steps = 0;
+        while let Some(i) = stack.pop() {
+            steps += 1;
+            if steps > 100_000 {
+                break;
+            }
+            if i != root && self.call_of_span[i].is_some_and(|c| c != ci) {
+                continue;
+            }
+            calls::absorb(&mut self.calls[ci], &self.spans[i]);
+            stack.extend(self.children[i].iter().copied());
+        }
+    }
+
+    /// Merges call `from` into call `into` (a stitched orphan server call into its host call).
+    pub(crate) fn merge_call(&mut self, into: usize, from: usize) {
+        let members = std::mem::take(&mut self.calls[from].members);
+        for &m in &members {
+            self.call_of_span[m] = Some(into);
+        }
+        self.calls[into].members.extend(members.iter().copied());
+        for m in members {
+            self.absorb_subtree(into, m);
+        }
+    }
+
+    /// Drops calls emptied by stitching and re-indexes, ordered by start time.
+    pub(crate) fn compact_calls(&mut self) {
+        let mut keep: Vec<Call> = std::mem::take(&mut self.calls)
+            .into_iter()
+            .filter(|c| !c.members.is_empty())
+            .collect();
+        keep.sort_by_key(|c| (c.start_ns, c.anchor));
+        self.call_of_span = vec![None; self.spans.len()];
+        for (ci, c) in keep.iter().enumerate() {
+            for &m in &c.members {
+                self.call_of_span[m] = Some(ci);
+            }
+        }
+        self.calls = keep;
+    }
+
+    /// Effective parent: the in-store parent, else the stitched host span.
+    pub fn effective_parent(&self, i: usize) -> Option<usize> {
+        self.parent[i].or(self.stitched_parent[i])
+    }
+
+    /// Conversation and agent run of every span, inherited down the (stitched) tree.
+    fn inherit(&mut self) {
+        let n = self.spans.len();
+        self.agent_run = vec![None; n];
+        self.conversation = vec![None; n];
+        let mut done = vec![false; n];
+        for start in 0..n {
+            if done[start] {
+                continue;
+            }
+            // Walk up to the first resolved ancestor (or the root), then resolve downwards.
+            let mut path = vec![start];
+            let mut cur = self.effective_parent(start);
+            while let Some(p) = cur {
+                if done[p] || path.contains(&p) || path.len() > 10_000 {
+                    break;
+                }
+                path.push(p);
+                cur = self.effective_parent(p);
+            }
+            for &i in path.iter().rev() {
+                let (mut run, mut conv) = match self.effective_parent(i) {
+                    Some(p) if done[p] => (self.agent_run[p], self.conversation[p].clone()),
+                    _ => (None, None),
+                };
+                let s = &self.spans[i];
+                if s.is_agent_run() {
+                    run = Some(i);
+                }
+                if let Some(c) = &s.conversation_id {
+                    conv = Some(c.clone());
+                }
+                self.agent_run[i] = run;
+                self.conversation[i] = conv;
+                done[i] = true;
+            }
+        }
+    }
+
+    pub fn index_of(&self, trace: TraceId, span: SpanId) -> Option<usize> {
+        self.index.get(&(trace, span)).copied()
+    }
+
+    /// The conversation a call belongs to: its anchor's, else any member's.
+    pub fn call_conversation(&self, call: &Call) -> Option<&str> {
+        std::iter::once(call.anchor)
+            .chain(call.members.iter().copied())
+            .find_map(|m| self.conversation[m].as_deref())
+    }
+
+    /// The agent run a call belongs to.
+    pub fn call_agent_run(&self, call: &Call) -> Option<usize> {
+        std::iter::once(call.anchor)
+            .chain(call.members.iter().copied())
+            .find_map(|m| self.agent_run[m])
+    }
+
+    /// Grouping key for "the same conversation": the conversation id, else the agent run, else
+    /// the trace of the anchor.
+    pub fn call_scope(&self, call: &Call) -> Scope {
+        if let Some(c) = self.call_conversation(call) {
+            return Scope::Conversation(c.to_string());
+        }
+        if let Some(r) = self.call_agent_run(call) {
+            return Scope::AgentRun(r);
+        }
+        Scope::Trace(self.spans[call.anchor].trace_id)
+    }
+
+    /// Grouping key of a single span (same rule as [`Model::call_scope`]).
+    pub fn span_scope(&self, i: usize) -> Scope {
+        if let Some(c) = &self.conversation[i] {
+            return Scope::Conversation(c.clone());
+        }
+        if let Some(r) = self.agent_run[i] {
+            return Scope::AgentRun(r);
+        }
+        Scope::Trace(self.spans[i].trace_id)
+    }
+
+    /// The latest model call (with tool definitions) in the same agent run (or trace when there is
+    /// no agent run) that started before the call's anchor.
+    pub fn preceding_model_call(&self, call: &Call) -> Option<usize> {
+        let anchor = &self.spans[call.anchor];
+        let run = self.call_agent_run(call);
+        let candidates: Box<dyn Iterator<Item = usize>> = match run {
+            Some(r) => Box::new(self.subtree(r).into_iter()),
+            None => Box::new(
+                self.traces
+                    .get(&anchor.trace_id)
+                    .into_iter()
+                    .flatten()
+                    .copied(),
+            ),
+        };
+        candidates
+            .filter(|&i| {
+                let s = &self.spans[i];
+                s.is_model_call() && s.tool_definitions.is_some() && s.start_ns <= anchor.start_ns
+            })
+            .max_by_key(|&i| (self.spans[i].start_ns, i))
+    }
+
+    /// Span `root` and all its in-store descendants.
+    pub fn subtree(&self, root: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = vec![root];
+        while let Some(i) = stack.pop() {
+            if out.len() > 1_000_000 {
+                break;
+            }
+            out.push(i);
+            stack.extend(self.children[i].iter().copied());
+        }
+        out
+    }
+
+    /// Tool calls only.
+    pub fn tool_calls(&self) -> impl Iterator<Item = (usize, &Call)> {
+        self.calls.iter().enumerate().filter(|(_, c)| c.is_tool())
+    }
+}
+
+/// A "same conversation" grouping key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    Conversation(String),
+    AgentRun(usize),
+    Trace(TraceId),
+}

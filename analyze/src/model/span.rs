@@ -1,0 +1,281 @@
+//! `SpanRow`: the compact in-memory form of one canonical span, holding only what rules read.
+//!
+//! Why a row struct and not Arrow arrays all the way: rules walk trees, join client and server
+//! spans and order tool calls in time; doing that over owned rows keeps every rule short and
+//! readable, and the scan already dropped the columns no rule needs (content stays on disk unless a
+//! rule asks for it).
+
+use std::fmt;
+
+/// 16-byte trace id.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct TraceId(pub [u8; 16]);
+/// 8-byte span id.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct SpanId(pub [u8; 8]);
+
+impl TraceId {
+    /// Parses 32 hex digits (case-insensitive).
+    pub fn parse_hex(s: &str) -> Option<Self> {
+        let bytes = hex::decode(s.trim()).ok()?;
+        Some(Self(bytes.try_into().ok()?))
+    }
+    pub fn from_slice(b: &[u8]) -> Option<Self> {
+        Some(Self(b.try_into().ok()?))
+    }
+}
+impl SpanId {
+    /// Parses 16 hex digits (case-insensitive).
+    pub fn parse_hex(s: &str) -> Option<Self> {
+        let bytes = hex::decode(s.trim()).ok()?;
+        Some(Self(bytes.try_into().ok()?))
+    }
+    pub fn from_slice(b: &[u8]) -> Option<Self> {
+        Some(Self(b.try_into().ok()?))
+    }
+}
+impl fmt::Display for TraceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex::encode(self.0))
+    }
+}
+impl fmt::Display for SpanId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex::encode(self.0))
+    }
+}
+impl fmt::Debug for TraceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+impl fmt::Debug for SpanId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// OTLP span kind as the canonical `kind` column spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpanKind {
+    Unspecified,
+    Internal,
+    Server,
+    Client,
+    Producer,
+    Consumer,
+}
+
+impl SpanKind {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "INTERNAL" => Self::Internal,
+            "SERVER" => Self::Server,
+            "CLIENT" => Self::Client,
+            "PRODUCER" => Self::Producer,
+            "CONSUMER" => Self::Consumer,
+            _ => Self::Unspecified,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unspecified => "UNSPECIFIED",
+            Self::Internal => "INTERNAL",
+            Self::Server => "SERVER",
+            Self::Client => "CLIENT",
+            Self::Producer => "PRODUCER",
+            Self::Consumer => "CONSUMER",
+        }
+    }
+}
+
+/// Span status as the canonical `status_code` column spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusCode {
+    Unset,
+    Ok,
+    Error,
+}
+
+impl StatusCode {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "OK" => Self::Ok,
+            "ERROR" => Self::Error,
+            _ => Self::Unset,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unset => "UNSET",
+            Self::Ok => "OK",
+            Self::Error => "ERROR",
+        }
+    }
+}
+
+/// One tool definition from the derived `tool_definitions` column.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: Option<String>,
+    pub has_output_schema: Option<bool>,
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    pub idempotent_hint: Option<bool>,
+    pub open_world_hint: Option<bool>,
+    pub input_schema_digest: Option<String>,
+    pub output_schema_digest: Option<String>,
+}
+
+impl ToolDef {
+    /// True when the definition carries at least one MCP annotation hint.
+    pub fn is_annotated(&self) -> bool {
+        self.read_only_hint.is_some()
+            || self.destructive_hint.is_some()
+            || self.idempotent_hint.is_some()
+            || self.open_world_hint.is_some()
+    }
+}
+
+/// The canonical columns a rule may read, for one span. Optional content fields are filled only
+/// when a rule asked for them (see [`crate::load::Projection`]).
+#[derive(Clone, Debug, Default)]
+pub struct SpanRow {
+    pub trace_id: TraceId,
+    pub span_id: SpanId,
+    pub parent_span_id: Option<SpanId>,
+    pub name: String,
+    pub kind: SpanKindField,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub status: StatusField,
+    pub status_message: Option<String>,
+    pub service_name: Option<String>,
+    pub scope_name: Option<String>,
+    // GenAI
+    pub operation_name: Option<String>,
+    pub provider_name: Option<String>,
+    pub request_model: Option<String>,
+    pub conversation_id: Option<String>,
+    pub agent_name: Option<String>,
+    pub agent_id: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub prompt_name: Option<String>,
+    // MCP
+    pub mcp_method: Option<String>,
+    pub mcp_session_id: Option<String>,
+    pub mcp_resource_uri: Option<String>,
+    pub jsonrpc_request_id: Option<String>,
+    pub rpc_response_status_code: Option<String>,
+    pub error_type: Option<String>,
+    // seeds' custom
+    pub skill_name: Option<String>,
+    pub guardrail_name: Option<String>,
+    pub guardrail_decision: Option<String>,
+    // derived facts
+    pub result_has_structured_content: Option<bool>,
+    pub result_is_error: Option<bool>,
+    pub result_content_types: Vec<String>,
+    pub result_type: Option<String>,
+    pub result_text_is_json_object: Option<bool>,
+    pub arguments_digest: Option<String>,
+    pub tool_definitions: Option<Vec<ToolDef>>,
+    pub mcp_meta_traceparent: Option<String>,
+    pub dialects: Vec<String>,
+    /// Names of the span's events (e.g. `approval.granted`).
+    pub event_names: Vec<String>,
+    /// Keys of the generic `attributes` map (for rules about attribute naming, e.g. TL007).
+    pub attribute_keys: Vec<String>,
+    /// Content columns, only when a rule asked for them.
+    pub content: Option<Box<SpanContent>>,
+}
+
+/// Opt-in content, loaded only for rules that need it.
+#[derive(Clone, Debug, Default)]
+pub struct SpanContent {
+    pub tool_call_arguments: Option<String>,
+    pub tool_call_result: Option<String>,
+    pub input_messages: Option<String>,
+    pub output_messages: Option<String>,
+    pub system_instructions: Option<String>,
+    /// Vendor content attributes (key, string value).
+    pub other: Vec<(String, String)>,
+}
+
+/// Newtype wrappers so `SpanRow` can derive `Default`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpanKindField(pub SpanKind);
+impl Default for SpanKindField {
+    fn default() -> Self {
+        Self(SpanKind::Internal)
+    }
+}
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusField(pub StatusCode);
+impl Default for StatusField {
+    fn default() -> Self {
+        Self(StatusCode::Unset)
+    }
+}
+
+/// Operation names of model calls (GenAI semantic conventions).
+pub const MODEL_OPERATIONS: &[&str] = &["chat", "text_completion", "generate_content"];
+
+impl SpanRow {
+    pub fn kind(&self) -> SpanKind {
+        self.kind.0
+    }
+    pub fn status(&self) -> StatusCode {
+        self.status.0
+    }
+    pub fn duration_ns(&self) -> i64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+    fn op_is(&self, op: &str) -> bool {
+        self.operation_name.as_deref() == Some(op)
+    }
+    /// `invoke_agent` span: the root of an agent run.
+    pub fn is_agent_run(&self) -> bool {
+        self.op_is("invoke_agent")
+    }
+    /// A model call (chat and friends).
+    pub fn is_model_call(&self) -> bool {
+        self.operation_name
+            .as_deref()
+            .is_some_and(|op| MODEL_OPERATIONS.contains(&op))
+    }
+    /// A host-side `execute_tool` span (not an MCP protocol span, which may also carry
+    /// `gen_ai.operation.name=execute_tool` on the server side).
+    pub fn is_execute_tool(&self) -> bool {
+        self.op_is("execute_tool") && self.mcp_method.is_none()
+    }
+    /// Any MCP protocol span (a method is known).
+    pub fn is_mcp(&self) -> bool {
+        self.mcp_method.is_some()
+    }
+    pub fn method_is(&self, m: &str) -> bool {
+        self.mcp_method.as_deref() == Some(m)
+    }
+    /// MCP notifications never carry a request id nor trace context in most SDKs.
+    pub fn is_notification(&self) -> bool {
+        self.mcp_method
+            .as_deref()
+            .is_some_and(|m| m.starts_with("notifications/"))
+    }
+    /// True when the span reports a tool-level error (`isError` seen, or `error.type=tool_error`).
+    pub fn reports_tool_error(&self) -> Option<bool> {
+        match self.result_is_error {
+            Some(v) => Some(v),
+            None if self
+                .error_type
+                .as_deref()
+                .is_some_and(|e| e.eq_ignore_ascii_case("tool_error")) =>
+            {
+                Some(true)
+            }
+            None => None,
+        }
+    }
+}

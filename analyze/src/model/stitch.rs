@@ -1,0 +1,143 @@
+//! Stitching across a broken propagation edge (the matching behind TL004 and `tripline trace`).
+//!
+//! When trace context does not cross the MCP boundary, the server's span of a request starts a new
+//! trace (or names a parent that was never exported). If the host's side of that same request is in
+//! the store, in another trace, we can still tell which call it was: same method, same tool, same
+//! JSON-RPC request id and MCP session where both sides recorded them, and a server span that starts
+//! inside the host span's time window. Each host call is matched at most once, best candidate first.
+
+use super::roles::McpRole;
+use super::Model;
+
+/// Clock tolerance around the host span when matching a server span to it (ns).
+pub const SKEW_NS: i64 = 2_000_000_000;
+
+/// A server-side entry span with no parent in the store.
+#[derive(Clone, Debug)]
+pub struct Orphan {
+    /// The server span (the call's topmost server span).
+    pub span: usize,
+    /// True when the span names a parent that is absent from the store (false: a root).
+    pub parent_absent: bool,
+    /// The host's side of the same request, when found.
+    pub matched: Option<OrphanMatch>,
+}
+
+/// The host span an orphan server span was matched to.
+#[derive(Clone, Debug)]
+pub struct OrphanMatch {
+    /// The host's MCP client span of the request, if the host recorded one.
+    pub client_span: Option<usize>,
+    /// The host's `execute_tool` span, if any.
+    pub execute_span: Option<usize>,
+    /// Whether the JSON-RPC request id was equal on both sides (false: not recorded on one side).
+    pub request_id_matched: bool,
+}
+
+impl OrphanMatch {
+    /// The host span the orphan is re-attached under: the client span, else `execute_tool`.
+    pub fn host_span(&self) -> Option<usize> {
+        self.client_span.or(self.execute_span)
+    }
+}
+
+/// Finds orphan server calls, matches them to host calls, merges matched calls and records the
+/// stitched parent of each matched orphan.
+pub fn stitch(model: &mut Model) {
+    let n = model.spans.len();
+    model.stitched_parent = vec![None; n];
+    let side = |m: &Model, ci: usize, role: McpRole| -> Option<usize> {
+        m.calls[ci]
+            .members
+            .iter()
+            .copied()
+            .filter(|&s| m.roles[s] == Some(role))
+            .min_by_key(|&s| (m.spans[s].start_ns, s))
+    };
+    let execute_of = |m: &Model, ci: usize| -> Option<usize> {
+        m.calls[ci]
+            .members
+            .iter()
+            .copied()
+            .find(|&s| m.spans[s].is_execute_tool())
+    };
+    // Orphans: calls whose anchor is a server span without an in-store parent.
+    let mut orphan_calls = Vec::new();
+    for ci in 0..model.calls.len() {
+        let a = model.calls[ci].anchor;
+        if model.roles[a] == Some(McpRole::Server) && model.parent[a].is_none() {
+            orphan_calls.push(ci);
+        }
+    }
+    // Host calls still waiting for their server side.
+    let mut open: Vec<usize> = (0..model.calls.len())
+        .filter(|&ci| {
+            let has_host =
+                execute_of(model, ci).is_some() || side(model, ci, McpRole::Client).is_some();
+            has_host && side(model, ci, McpRole::Server).is_none()
+        })
+        .collect();
+    let mut merges = Vec::new();
+    for &oc in &orphan_calls {
+        let o_anchor = model.calls[oc].anchor;
+        let o = &model.calls[oc];
+        let os = &model.spans[o_anchor];
+        let mut best: Option<(usize, (bool, i64))> = None;
+        for (pos, &hc) in open.iter().enumerate() {
+            let h = &model.calls[hc];
+            if h.kind != o.kind {
+                continue;
+            }
+            let hs = &model.spans[h.anchor];
+            if hs.trace_id == os.trace_id {
+                continue;
+            }
+            if let (Some(a), Some(b)) = (&h.tool, &o.tool) {
+                if a != b {
+                    continue;
+                }
+            }
+            let rid = match (&h.request_id, &o.request_id) {
+                (Some(a), Some(b)) if a != b => continue,
+                (Some(_), Some(_)) => true,
+                _ => false,
+            };
+            if let (Some(a), Some(b)) = (&h.session_id, &o.session_id) {
+                if a != b {
+                    continue;
+                }
+            }
+            let window_span = side(model, hc, McpRole::Client).unwrap_or(h.anchor);
+            let w = &model.spans[window_span];
+            if os.start_ns < w.start_ns - SKEW_NS || os.start_ns > w.end_ns + SKEW_NS {
+                continue;
+            }
+            let score = (!rid, (os.start_ns - w.start_ns).abs());
+            if best.as_ref().is_none_or(|(_, s)| score < *s) {
+                best = Some((pos, score));
+            }
+        }
+        let parent_absent = os.parent_span_id.is_some();
+        let matched = best.map(|(pos, (no_rid, _))| {
+            let hc = open.remove(pos);
+            merges.push((hc, oc));
+            OrphanMatch {
+                client_span: side(model, hc, McpRole::Client),
+                execute_span: execute_of(model, hc),
+                request_id_matched: !no_rid,
+            }
+        });
+        if let Some(h) = matched.as_ref().and_then(OrphanMatch::host_span) {
+            model.stitched_parent[o_anchor] = Some(h);
+        }
+        model.orphans.push(Orphan {
+            span: o_anchor,
+            parent_absent,
+            matched,
+        });
+    }
+    for (into, from) in merges {
+        model.merge_call(into, from);
+    }
+    model.compact_calls();
+}

@@ -1,0 +1,53 @@
+//! Rendering a check report: a terminal table, the JSON contract, SARIF 2.1.0 and Markdown.
+//!
+//! Every renderer returns a `String` so the CLI writes it in one go (and treats a closed pipe as
+//! success), and so tests snapshot exactly what the user sees.
+
+mod json;
+mod markdown;
+mod sarif;
+mod table;
+
+pub use json::render_json;
+pub use markdown::render_markdown;
+pub use sarif::render_sarif;
+pub use table::{render_rule_list, render_table};
+
+use std::collections::BTreeMap;
+
+use crate::rules::{Finding, Report};
+
+/// Output formats of `tripline check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Sarif,
+    Markdown,
+}
+
+/// Renders `report` in `format`.
+pub fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Table => render_table(report),
+        Format::Json => render_json(report),
+        Format::Sarif => render_sarif(report),
+        Format::Markdown => render_markdown(report),
+    }
+}
+
+/// Findings grouped by rule code, in report order (worst severity first).
+pub(crate) fn by_rule(report: &Report) -> Vec<(&'static str, Vec<&Finding>)> {
+    let mut order: Vec<&'static str> = Vec::new();
+    let mut groups: BTreeMap<&'static str, Vec<&Finding>> = BTreeMap::new();
+    for f in &report.findings {
+        if !groups.contains_key(f.rule) {
+            order.push(f.rule);
+        }
+        groups.entry(f.rule).or_default().push(f);
+    }
+    order
+        .into_iter()
+        .map(|r| (r, groups.remove(r).unwrap_or_default()))
+        .collect()
+}

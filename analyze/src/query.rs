@@ -1,0 +1,138 @@
+//! `tripline query "SQL"`: DataFusion SQL over the store, registered as table `spans` with the
+//! explicit canonical schema (plus the `date` / `hour` partition columns).
+
+use std::path::Path;
+
+use arrow::array::Array;
+use arrow::record_batch::RecordBatch;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::Table;
+use datafusion::prelude::SessionContext;
+
+use crate::cli::QueryFormat;
+use crate::load::{register_store, TABLE};
+
+/// Running a query failed.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error(transparent)]
+    Load(#[from] crate::error::LoadError),
+    #[error("the store in {0} has no spans yet; ingest or collect some first")]
+    Empty(String),
+    #[error("query failed: {0}; the table is `spans`, see `tripline query 'DESCRIBE spans'`")]
+    Sql(#[from] datafusion::error::DataFusionError),
+    #[error("cannot format the result: {0}")]
+    Format(#[from] arrow::error::ArrowError),
+}
+
+/// Runs `sql` and renders the result.
+pub async fn run_query(
+    data_dir: &Path,
+    sql: &str,
+    format: QueryFormat,
+) -> Result<String, QueryError> {
+    let ctx = SessionContext::new();
+    if !register_store(&ctx, data_dir).await? {
+        return Err(QueryError::Empty(data_dir.display().to_string()));
+    }
+    let df = ctx.sql(sql).await?;
+    let batches = df.collect().await?;
+    render_batches(&batches, format)
+}
+
+/// Renders batches as a table, JSON (array of objects) or CSV.
+pub fn render_batches(batches: &[RecordBatch], format: QueryFormat) -> Result<String, QueryError> {
+    match format {
+        QueryFormat::Json => {
+            let mut buf = Vec::new();
+            {
+                let mut w = arrow::json::ArrayWriter::new(&mut buf);
+                let refs: Vec<&RecordBatch> = batches.iter().collect();
+                w.write_batches(&refs)?;
+                w.finish()?;
+            }
+            let mut s = String::from_utf8_lossy(&buf).into_owned();
+            if s.is_empty() {
+                s.push_str("[]");
+            }
+            s.push('\n');
+            Ok(s)
+        }
+        QueryFormat::Csv => {
+            let mut out = String::new();
+            if let Some(b) = batches.first() {
+                let names: Vec<String> = b
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| csv_cell(f.name()))
+                    .collect();
+                out.push_str(&names.join(","));
+                out.push('\n');
+            }
+            for_each_row(batches, |cells| {
+                let row: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+                out.push_str(&row.join(","));
+                out.push('\n');
+            })?;
+            Ok(out)
+        }
+        QueryFormat::Table => {
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED);
+            if let Some(b) = batches.first() {
+                t.set_header(
+                    b.schema()
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                        .collect::<Vec<_>>(),
+                );
+            }
+            let mut rows = 0usize;
+            for_each_row(batches, |cells| {
+                rows += 1;
+                t.add_row(cells);
+            })?;
+            Ok(format!("{t}\n{rows} row(s)\n"))
+        }
+    }
+}
+
+fn for_each_row(batches: &[RecordBatch], mut f: impl FnMut(Vec<String>)) -> Result<(), QueryError> {
+    let opts = FormatOptions::default().with_null("");
+    for b in batches {
+        let fmts = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+            .collect::<Result<Vec<_>, _>>()?;
+        for row in 0..b.num_rows() {
+            let cells = fmts
+                .iter()
+                .zip(b.columns())
+                .map(|(fm, col)| {
+                    if col.is_null(row) {
+                        String::new()
+                    } else {
+                        fm.value(row).to_string()
+                    }
+                })
+                .collect();
+            f(cells);
+        }
+    }
+    Ok(())
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The table name, for docs and help text.
+pub const QUERY_TABLE: &str = TABLE;

@@ -1,0 +1,112 @@
+//! Approvals recorded in spans, shared by TL002 and the guardrail report: a guardrail decision
+//! `require_approval` followed by `allow` for the same tool (or tool call id) in the same scope, or
+//! an MCP `input_required` round of the same tool that was answered by a later call.
+
+use crate::model::{Call, Model, Scope};
+
+/// One approval that can cover one later call.
+#[derive(Clone, Debug)]
+pub struct Approval {
+    pub scope: Scope,
+    pub tool: Option<String>,
+    pub tool_call_id: Option<String>,
+    /// When the approval was granted (ns): the `allow` decision's start, or the end of the round
+    /// that asked for input.
+    pub granted_ns: i64,
+    /// The spans that record it (require_approval and allow guardrail spans, or the input round).
+    pub spans: Vec<usize>,
+    pub consumed: bool,
+}
+
+/// All approvals of a model, consumable in time order.
+#[derive(Clone, Debug, Default)]
+pub struct Approvals {
+    pub items: Vec<Approval>,
+    /// `elicitation/create` requests seen (their answer is not a recorded fact).
+    pub elicitations: usize,
+}
+
+impl Approvals {
+    pub fn collect(model: &Model) -> Self {
+        let mut out = Self::default();
+        // Pending require_approval decisions: (scope, tool, call id, span).
+        let mut pending: Vec<(Scope, Option<String>, Option<String>, usize)> = Vec::new();
+        for (i, s) in model.spans.iter().enumerate() {
+            if s.method_is("elicitation/create") {
+                out.elicitations += 1;
+            }
+            let Some(decision) = s.guardrail_decision.as_deref() else {
+                continue;
+            };
+            let scope = model.span_scope(i);
+            match decision {
+                "require_approval" => {
+                    pending.push((scope, s.tool_name.clone(), s.tool_call_id.clone(), i))
+                }
+                "allow" => {
+                    let pos = pending.iter().position(|(sc, tool, id, _)| {
+                        *sc == scope
+                            && match (id, &s.tool_call_id) {
+                                (Some(a), Some(b)) => a == b,
+                                _ => same(tool, &s.tool_name),
+                            }
+                    });
+                    if let Some(pos) = pos {
+                        let (scope, tool, id, req) = pending.remove(pos);
+                        out.items.push(Approval {
+                            scope,
+                            tool: tool.or_else(|| s.tool_name.clone()),
+                            tool_call_id: id.or_else(|| s.tool_call_id.clone()),
+                            granted_ns: s.start_ns,
+                            spans: vec![req, i],
+                            consumed: false,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        for call in model
+            .calls
+            .iter()
+            .filter(|c| c.is_tool() && c.input_required)
+        {
+            out.items.push(Approval {
+                scope: model.call_scope(call),
+                tool: call.tool.clone(),
+                tool_call_id: None,
+                granted_ns: call.end_ns,
+                spans: vec![call.anchor],
+                consumed: false,
+            });
+        }
+        out.items.sort_by_key(|a| a.granted_ns);
+        out
+    }
+
+    /// Finds (and consumes) the approval covering `call`; true when there is one.
+    pub fn consume(&mut self, model: &Model, call: &Call) -> bool {
+        self.take(model, call).is_some()
+    }
+
+    /// Like [`Approvals::consume`], returning the approval's spans.
+    pub fn take(&mut self, model: &Model, call: &Call) -> Option<Vec<usize>> {
+        let scope = model.call_scope(call);
+        let start = model.spans[call.anchor].start_ns;
+        let a = self.items.iter_mut().find(|a| {
+            !a.consumed
+                && a.scope == scope
+                && a.granted_ns <= start
+                && match (&a.tool_call_id, &call.tool_call_id) {
+                    (Some(x), Some(y)) => x == y,
+                    _ => a.tool.is_some() && a.tool == call.tool,
+                }
+        })?;
+        a.consumed = true;
+        Some(a.spans.clone())
+    }
+}
+
+fn same(a: &Option<String>, b: &Option<String>) -> bool {
+    matches!((a, b), (Some(x), Some(y)) if x == y)
+}

@@ -1,0 +1,123 @@
+//! What a rule sees: the trace model, the policy, the MCP tool catalog and tunable options.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Call, Model, ToolDef};
+use crate::policy::{Effective, Policy};
+
+/// Thresholds of rules that have them (TL014 runaway loop and friends).
+#[derive(Clone, Debug)]
+pub struct RuleOptions {
+    /// TL014: more calls of one tool than this in one agent run.
+    pub max_calls_per_tool: usize,
+    /// TL014: more model turns than this in one agent run.
+    pub max_model_turns: usize,
+    /// TL008: consecutive errors of one tool that count as a retry loop when arguments were not
+    /// captured.
+    pub blind_retry_threshold: usize,
+}
+
+impl Default for RuleOptions {
+    fn default() -> Self {
+        Self {
+            max_calls_per_tool: 10,
+            max_model_turns: 25,
+            blind_retry_threshold: 3,
+        }
+    }
+}
+
+impl RuleOptions {
+    /// Applies the policy file's `[limits]` over these options.
+    pub fn with_limits(mut self, limits: &crate::policy::Limits) -> Self {
+        if let Some(n) = limits.max_calls_per_tool {
+            self.max_calls_per_tool = n;
+        }
+        if let Some(n) = limits.max_model_turns {
+            self.max_model_turns = n;
+        }
+        self
+    }
+}
+
+/// Tool definitions the MCP servers published (`tools/list` results seen in any span), latest
+/// first-seen wins per name. Definitions shown to a model (`gen_ai.tool.definitions` on chat
+/// spans) are not in here: they are per model call (see [`Model::preceding_model_call`]).
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    pub tools: BTreeMap<String, ToolDef>,
+    /// The span whose listing defined each tool (the latest one).
+    pub sources: BTreeMap<String, usize>,
+}
+
+impl Catalog {
+    pub fn from_model(model: &Model) -> Self {
+        let mut tools = BTreeMap::new();
+        let mut sources = BTreeMap::new();
+        // spans are ordered by start time: later listings overwrite earlier ones.
+        for (i, s) in model.spans.iter().enumerate() {
+            if s.is_model_call() {
+                continue;
+            }
+            if let Some(defs) = &s.tool_definitions {
+                for d in defs {
+                    if !d.name.is_empty() {
+                        tools.insert(d.name.clone(), d.clone());
+                        sources.insert(d.name.clone(), i);
+                    }
+                }
+            }
+        }
+        Self { tools, sources }
+    }
+
+    pub fn get(&self, tool: &str) -> Option<&ToolDef> {
+        self.tools
+            .get(tool)
+            .or_else(|| self.tools.get(crate::policy::tool_part(tool)))
+    }
+}
+
+/// Everything a rule may read.
+pub struct Context<'a> {
+    pub model: &'a Model,
+    pub policy: &'a Policy,
+    pub catalog: Catalog,
+    pub options: RuleOptions,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(model: &'a Model, policy: &'a Policy) -> Self {
+        Self {
+            model,
+            policy,
+            catalog: Catalog::from_model(model),
+            options: RuleOptions::default().with_limits(&policy.limits),
+        }
+    }
+
+    /// Effective policy of a tool (registry, else observed MCP annotations).
+    pub fn effective_policy(&self, tool: &str) -> Option<Effective> {
+        self.policy.effective(tool, self.catalog.get(tool))
+    }
+
+    /// Tags of a tool from the policy file.
+    pub fn has_tag(&self, tool: &str, tag: &str) -> bool {
+        self.policy.has_tag(tool, tag)
+    }
+
+    /// Tool calls (logical), in start order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &Call> {
+        self.model.calls.iter().filter(|c| c.is_tool())
+    }
+}
+
+/// "a, b and 3 more" — short lists for coverage reasons.
+pub fn short_list<'s>(items: impl IntoIterator<Item = &'s str>) -> String {
+    let items: Vec<&str> = items.into_iter().collect();
+    match items.len() {
+        0 => String::new(),
+        n if n <= 5 => items.join(", "),
+        n => format!("{} and {} more", items[..5].join(", "), n - 5),
+    }
+}

@@ -1,0 +1,124 @@
+//! Findings and coverage: what a rule reports, in the shape `check --format json` promises.
+
+use serde::Serialize;
+
+use super::{Rule, Severity};
+use crate::model::{Model, SpanId, TraceId};
+
+/// One finding. Serialised exactly as DESIGN.md's JSON contract: `rule`, `name`, `severity`,
+/// `trace_id` / `span_id` (lowercase hex), `conversation_id`, `tool`, `message`, `related`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    #[serde(serialize_with = "ser_display")]
+    pub trace_id: TraceId,
+    #[serde(serialize_with = "ser_display")]
+    pub span_id: SpanId,
+    pub conversation_id: Option<String>,
+    pub tool: Option<String>,
+    pub message: String,
+    /// Other spans that are part of the evidence (lowercase hex span ids).
+    #[serde(serialize_with = "ser_display_vec")]
+    pub related: Vec<SpanId>,
+}
+
+fn ser_display<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn ser_display_vec<T: std::fmt::Display, S: serde::Serializer>(
+    v: &[T],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(ToString::to_string))
+}
+
+impl Finding {
+    /// A finding of `rule` on span `span` of `model`; the conversation is the span's (inherited).
+    pub fn at(rule: &dyn Rule, model: &Model, span: usize, message: impl Into<String>) -> Self {
+        let s = &model.spans[span];
+        Self {
+            rule: rule.code(),
+            name: rule.name(),
+            severity: rule.severity(),
+            trace_id: s.trace_id,
+            span_id: s.span_id,
+            conversation_id: model.conversation.get(span).cloned().flatten(),
+            tool: s.tool_name.clone(),
+            message: message.into(),
+            related: Vec::new(),
+        }
+    }
+
+    pub fn with_tool(mut self, tool: Option<&str>) -> Self {
+        if let Some(t) = tool {
+            self.tool = Some(t.to_string());
+        }
+        self
+    }
+
+    /// Adds related spans (deduplicated, never the finding's own span).
+    pub fn with_related(mut self, model: &Model, spans: impl IntoIterator<Item = usize>) -> Self {
+        for i in spans {
+            let id = model.spans[i].span_id;
+            if id != self.span_id && !self.related.contains(&id) {
+                self.related.push(id);
+            }
+        }
+        self
+    }
+}
+
+/// How much of the data a rule needed was there.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Coverage {
+    pub rule: &'static str,
+    /// Candidates examined (spans, calls, conversations: the rule's docs say which).
+    pub examined: usize,
+    /// Candidates that lacked the data the rule needs.
+    pub not_observable: usize,
+    /// Why, e.g. "tool result not captured on 14 of 14 tools/call calls".
+    pub reasons: Vec<String>,
+}
+
+impl Coverage {
+    pub fn new(examined: usize) -> Self {
+        Self {
+            examined,
+            ..Self::default()
+        }
+    }
+
+    /// Records `count` candidates that lacked data, with the reason (skipped when `count == 0`).
+    pub fn not_observable(&mut self, count: usize, reason: impl Into<String>) {
+        if count > 0 {
+            self.not_observable += count;
+            self.reasons.push(reason.into());
+        }
+    }
+
+    /// A note that does not change the counts (e.g. "no policy file: annotations used").
+    pub fn note(&mut self, reason: impl Into<String>) {
+        self.reasons.push(reason.into());
+    }
+
+    /// True when nothing could be decided: every candidate lacked data, or there were none.
+    pub fn is_blind(&self) -> bool {
+        self.examined == 0 || self.not_observable >= self.examined
+    }
+}
+
+/// What one rule returns.
+#[derive(Clone, Debug, Default)]
+pub struct RuleOutcome {
+    pub findings: Vec<Finding>,
+    pub coverage: Coverage,
+}
+
+impl RuleOutcome {
+    pub fn new(findings: Vec<Finding>, coverage: Coverage) -> Self {
+        Self { findings, coverage }
+    }
+}

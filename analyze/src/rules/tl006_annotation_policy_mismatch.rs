@@ -1,0 +1,112 @@
+//! TL006 annotation-policy-mismatch: the server's annotations imply one policy class and the host
+//! registry says another.
+
+use super::context::short_list;
+use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use crate::policy::{annotation_class, PolicySource};
+
+pub struct AnnotationPolicyMismatch;
+
+static DOCS: RuleDocs = RuleDocs {
+    what: "For each tool an MCP server listed (a tools/list result seen in the spans), the class \
+           its annotations imply (readOnlyHint -> automatic; a write that is not destructive -> \
+           requires_approval; destructive or unannotated, the spec's pessimistic defaults -> \
+           prohibited) differs from the policy file's entry. Both are shown. Tools without a \
+           policy entry, and registry tools never seen listed, are reported in coverage.",
+    why: "Either the server's author and the host's registry disagree about what the tool does \
+          (a 'read' tool that deletes), or the registry is stale. Hosts that fall back to \
+          annotations will treat the tool differently from what the registry promises.",
+    example:
+        "tools/list shows raise_parts_order with no annotations (MCP defaults: destructive -> \
+              prohibited) while the policy file says requires_approval.",
+    fix: "Make the server annotate the tool truthfully (readOnlyHint, destructiveHint, \
+          idempotentHint, openWorldHint), or correct the registry entry; then both agree.",
+};
+
+impl Rule for AnnotationPolicyMismatch {
+    fn code(&self) -> &'static str {
+        "TL006"
+    }
+    fn name(&self) -> &'static str {
+        "annotation-policy-mismatch"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn docs(&self) -> &'static RuleDocs {
+        &DOCS
+    }
+
+    fn check(&self, ctx: &Context) -> RuleOutcome {
+        let model = ctx.model;
+        let mut cov = Coverage::new(ctx.catalog.tools.len());
+        let mut findings = Vec::new();
+        let mut no_entry: Vec<&str> = Vec::new();
+        for (name, def) in &ctx.catalog.tools {
+            let implied = annotation_class(def);
+            let Some(registry) = ctx.policy.registry_class(name) else {
+                no_entry.push(name);
+                continue;
+            };
+            if registry == implied.class {
+                continue;
+            }
+            let why = match implied.source {
+                PolicySource::Defaults => "listed without annotations, MCP defaults".to_string(),
+                _ => format!(
+                    "annotations readOnly={} destructive={}",
+                    hint(def.read_only_hint),
+                    hint(def.destructive_hint)
+                ),
+            };
+            let Some(&span) = ctx.catalog.sources.get(name) else {
+                continue;
+            };
+            findings.push(
+                Finding::at(
+                    self,
+                    model,
+                    span,
+                    format!(
+                        "{name}: server annotations imply {} ({why}) but the policy file says {registry}",
+                        implied.class
+                    ),
+                )
+                .with_tool(Some(name)),
+            );
+        }
+        cov.not_observable(
+            no_entry.len(),
+            format!(
+                "no policy entry for listed tools: {}",
+                short_list(no_entry.iter().copied())
+            ),
+        );
+        let unlisted: Vec<&str> = ctx
+            .policy
+            .tools
+            .keys()
+            .map(String::as_str)
+            .filter(|k| ctx.catalog.get(k).is_none())
+            .collect();
+        if !unlisted.is_empty() {
+            cov.note(format!(
+                "annotations not observed (no tools/list result captured) for {} registry tools: {}",
+                unlisted.len(),
+                short_list(unlisted.iter().copied())
+            ));
+        }
+        if ctx.policy.is_empty() {
+            cov.note("no policy file: nothing to compare the annotations with");
+        }
+        RuleOutcome::new(findings, cov)
+    }
+}
+
+fn hint(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "true",
+        Some(false) => "false",
+        None => "unset",
+    }
+}

@@ -1,0 +1,147 @@
+//! TL008 tool-error-retried: a tool call that returned `isError: true` issued again with the same
+//! tool and identical arguments.
+
+use std::collections::BTreeMap;
+
+use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use crate::model::{Call, Scope};
+
+pub struct ToolErrorRetried;
+
+static DOCS: RuleDocs = RuleDocs {
+    what: "A tool call that returned isError: true is issued again with the same tool and \
+           identical arguments (same tool_call_arguments_digest) in the same conversation (else \
+           agent run, else trace), by the runtime or by the model after another turn. Where \
+           arguments were not captured, only runs of three or more consecutive errors of the same \
+           tool count; the other calls are reported as not observable.",
+    why: "isError is a business error (unknown id, validation failure): repeating the identical \
+          call cannot fix it. It burns tokens, latency and rate limits, and usually means the \
+          error text never reached the model or the runtime treats tool errors as transport \
+          errors.",
+    example:
+        "get_ticket({\"ticket_id\":\"T-9999\"}) -> isError \"Unknown ticket id\", then the same \
+              call three more times in the same invoke_agent run.",
+    fix: "Do not retry isError results automatically; pass the error text to the model so it can \
+          correct the arguments, and cap identical calls per run.",
+};
+
+impl Rule for ToolErrorRetried {
+    fn code(&self) -> &'static str {
+        "TL008"
+    }
+    fn name(&self) -> &'static str {
+        "tool-error-retried"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn docs(&self) -> &'static RuleDocs {
+        &DOCS
+    }
+
+    fn check(&self, ctx: &Context) -> RuleOutcome {
+        let model = ctx.model;
+        let calls: Vec<&Call> = ctx.tool_calls().collect();
+        let mut cov = Coverage::new(calls.len());
+        let mut findings = Vec::new();
+        // (scope, tool) -> calls in start order.
+        let mut groups: BTreeMap<(Scope, String), Vec<&Call>> = BTreeMap::new();
+        for call in &calls {
+            let tool = call.tool.clone().unwrap_or_default();
+            groups
+                .entry((model.call_scope(call), tool))
+                .or_default()
+                .push(call);
+        }
+        let mut no_args_unjudged = 0;
+        let mut no_result = 0;
+        for ((_, tool), seq) in &groups {
+            no_result += seq.iter().filter(|c| c.is_error.is_none()).count();
+            // With arguments: group identical calls, fire when an error is followed by a re-call.
+            let mut by_args: BTreeMap<&str, Vec<&Call>> = BTreeMap::new();
+            for c in seq {
+                if let Some(d) = c.arguments_digest.as_deref() {
+                    by_args.entry(d).or_default().push(c);
+                }
+            }
+            for same in by_args.values() {
+                let Some(first_err) = same.iter().position(|c| c.is_error == Some(true)) else {
+                    continue;
+                };
+                let retries = &same[first_err + 1..];
+                if retries.is_empty() {
+                    continue;
+                }
+                let errors = same.iter().filter(|c| c.is_error == Some(true)).count();
+                let first = same[first_err];
+                findings.push(
+                    Finding::at(
+                        self,
+                        model,
+                        first.anchor,
+                        format!(
+                            "{tool} returned isError and was called again {} time(s) with identical arguments ({} calls, {errors} errors)",
+                            retries.len(),
+                            same.len()
+                        ),
+                    )
+                    .with_tool(Some(tool))
+                    .with_related(model, retries.iter().map(|c| c.anchor)),
+                );
+            }
+            // Without arguments: runs of consecutive errors.
+            let threshold = ctx.options.blind_retry_threshold.max(2);
+            let mut run: Vec<&Call> = Vec::new();
+            let flush = |run: &mut Vec<&Call>,
+                         findings: &mut Vec<Finding>,
+                         unjudged: &mut usize| {
+                if run.len() >= threshold {
+                    findings.push(
+                        Finding::at(
+                            self,
+                            model,
+                            run[0].anchor,
+                            format!(
+                                "{tool} returned isError on {} consecutive calls (arguments not captured, so they may differ)",
+                                run.len()
+                            ),
+                        )
+                        .with_tool(Some(tool))
+                        .with_related(model, run[1..].iter().map(|c| c.anchor)),
+                    );
+                } else {
+                    *unjudged += run.len();
+                }
+                run.clear();
+            };
+            for c in seq {
+                if c.arguments_digest.is_some() {
+                    flush(&mut run, &mut findings, &mut no_args_unjudged);
+                    continue;
+                }
+                if c.is_error == Some(true) {
+                    run.push(c);
+                } else {
+                    flush(&mut run, &mut findings, &mut no_args_unjudged);
+                    no_args_unjudged += 1;
+                }
+            }
+            flush(&mut run, &mut findings, &mut no_args_unjudged);
+        }
+        cov.not_observable(
+            no_args_unjudged,
+            format!(
+                "arguments not captured on {no_args_unjudged} of {} tool calls (only runs of {}+ consecutive errors judged)",
+                calls.len(),
+                ctx.options.blind_retry_threshold.max(2)
+            ),
+        );
+        if no_result > 0 {
+            cov.note(format!(
+                "error status (isError) not captured on {no_result} of {} tool calls",
+                calls.len()
+            ));
+        }
+        RuleOutcome::new(findings, cov)
+    }
+}

