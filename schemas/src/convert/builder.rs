@@ -1,0 +1,449 @@
+//! Column builders for the canonical span row: one builder per column, appended in one pass over
+//! the spans, finished into a `RecordBatch` whose schema is exactly [`span_schema`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BinaryBuilder, BooleanBuilder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
+};
+use arrow::record_batch::RecordBatch;
+use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::trace::v1::Span;
+
+use super::attrs::{AttrMapBuilder, REDACTED};
+use super::content::{Split, CONTENT_COLUMNS};
+use super::lift::{SlotKind, SlotValue, N_SLOTS, SLOTS};
+use super::nested::{EventsBuilder, LinksBuilder, StrListBuilder, ToolDefsBuilder};
+use crate::derived::Derived;
+use crate::error::SchemaError;
+use crate::schema::{col, span_schema};
+
+/// The resource and scope a span was sent under.
+pub struct Origin<'a> {
+    pub service_name: Option<&'a str>,
+    pub service_version: Option<&'a str>,
+    pub service_instance_id: Option<&'a str>,
+    pub resource_attributes: &'a [KeyValue],
+    pub resource_dropped: u32,
+    pub resource_schema_url: &'a str,
+    pub scope_name: &'a str,
+    pub scope_version: &'a str,
+    pub scope_attributes: &'a [KeyValue],
+    pub scope_dropped: u32,
+    pub scope_schema_url: &'a str,
+}
+
+/// Everything computed for one span besides the span itself.
+pub struct RowParts<'a> {
+    pub split: Split<'a>,
+    pub lifted: &'a [Option<SlotValue>; N_SLOTS],
+    pub derived: &'a Derived,
+    pub dialects: &'a [&'static str],
+    pub redact: bool,
+}
+
+enum SlotBuilder {
+    Str(StringBuilder),
+    Int(Int64Builder),
+    List(StrListBuilder),
+}
+
+/// Builders for every column.
+pub struct SpanBatchBuilder {
+    trace_id: BinaryBuilder,
+    span_id: BinaryBuilder,
+    parent_span_id: BinaryBuilder,
+    trace_state: StringBuilder,
+    flags: Int64Builder,
+    parent_is_remote: BooleanBuilder,
+    name: StringBuilder,
+    kind: StringBuilder,
+    start_time: TimestampMicrosecondBuilder,
+    end_time: TimestampMicrosecondBuilder,
+    start_ns: Int64Builder,
+    end_ns: Int64Builder,
+    duration_ns: Int64Builder,
+    status_code: StringBuilder,
+    status_message: StringBuilder,
+    service_name: StringBuilder,
+    service_version: StringBuilder,
+    service_instance_id: StringBuilder,
+    resource_attributes: AttrMapBuilder,
+    resource_dropped: Int64Builder,
+    resource_schema_url: StringBuilder,
+    scope_name: StringBuilder,
+    scope_version: StringBuilder,
+    scope_attributes: AttrMapBuilder,
+    scope_dropped: Int64Builder,
+    scope_schema_url: StringBuilder,
+    slots: Vec<SlotBuilder>,
+    content: [StringBuilder; 6],
+    content_attributes: AttrMapBuilder,
+    content_truncated: BooleanBuilder,
+    result_has_structured_content: BooleanBuilder,
+    result_is_error: BooleanBuilder,
+    result_content_types: StrListBuilder,
+    result_type: StringBuilder,
+    result_text_is_json_object: BooleanBuilder,
+    tool_call_arguments_digest: StringBuilder,
+    tool_definitions: ToolDefsBuilder,
+    mcp_meta_traceparent: StringBuilder,
+    attributes: AttrMapBuilder,
+    dropped_attributes: Int64Builder,
+    events: EventsBuilder,
+    dropped_events: Int64Builder,
+    links: LinksBuilder,
+    dropped_links: Int64Builder,
+    dialects: StrListBuilder,
+    received_at: TimestampMicrosecondBuilder,
+    ingest_source: StringBuilder,
+    rows: usize,
+}
+
+fn non_empty(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// Span kind as stored: the enum name without prefix, or the number for unknown kinds.
+pub fn kind_name(kind: i32) -> std::borrow::Cow<'static, str> {
+    match kind {
+        0 => "UNSPECIFIED".into(),
+        1 => "INTERNAL".into(),
+        2 => "SERVER".into(),
+        3 => "CLIENT".into(),
+        4 => "PRODUCER".into(),
+        5 => "CONSUMER".into(),
+        other => other.to_string().into(),
+    }
+}
+
+/// Status code as stored: `UNSET` | `OK` | `ERROR`, or the number for unknown codes.
+pub fn status_name(code: i32) -> std::borrow::Cow<'static, str> {
+    match code {
+        0 => "UNSET".into(),
+        1 => "OK".into(),
+        2 => "ERROR".into(),
+        other => other.to_string().into(),
+    }
+}
+
+fn utc_micros() -> TimestampMicrosecondBuilder {
+    TimestampMicrosecondBuilder::new().with_timezone("UTC")
+}
+
+impl SpanBatchBuilder {
+    pub fn new() -> Self {
+        SpanBatchBuilder {
+            trace_id: BinaryBuilder::new(),
+            span_id: BinaryBuilder::new(),
+            parent_span_id: BinaryBuilder::new(),
+            trace_state: StringBuilder::new(),
+            flags: Int64Builder::new(),
+            parent_is_remote: BooleanBuilder::new(),
+            name: StringBuilder::new(),
+            kind: StringBuilder::new(),
+            start_time: utc_micros(),
+            end_time: utc_micros(),
+            start_ns: Int64Builder::new(),
+            end_ns: Int64Builder::new(),
+            duration_ns: Int64Builder::new(),
+            status_code: StringBuilder::new(),
+            status_message: StringBuilder::new(),
+            service_name: StringBuilder::new(),
+            service_version: StringBuilder::new(),
+            service_instance_id: StringBuilder::new(),
+            resource_attributes: AttrMapBuilder::new(),
+            resource_dropped: Int64Builder::new(),
+            resource_schema_url: StringBuilder::new(),
+            scope_name: StringBuilder::new(),
+            scope_version: StringBuilder::new(),
+            scope_attributes: AttrMapBuilder::new(),
+            scope_dropped: Int64Builder::new(),
+            scope_schema_url: StringBuilder::new(),
+            slots: SLOTS
+                .iter()
+                .map(|s| match s.kind {
+                    SlotKind::Str => SlotBuilder::Str(StringBuilder::new()),
+                    SlotKind::Int => SlotBuilder::Int(Int64Builder::new()),
+                    SlotKind::StrList => SlotBuilder::List(StrListBuilder::new()),
+                })
+                .collect(),
+            content: std::array::from_fn(|_| StringBuilder::new()),
+            content_attributes: AttrMapBuilder::new(),
+            content_truncated: BooleanBuilder::new(),
+            result_has_structured_content: BooleanBuilder::new(),
+            result_is_error: BooleanBuilder::new(),
+            result_content_types: StrListBuilder::new(),
+            result_type: StringBuilder::new(),
+            result_text_is_json_object: BooleanBuilder::new(),
+            tool_call_arguments_digest: StringBuilder::new(),
+            tool_definitions: ToolDefsBuilder::new(),
+            mcp_meta_traceparent: StringBuilder::new(),
+            attributes: AttrMapBuilder::new(),
+            dropped_attributes: Int64Builder::new(),
+            events: EventsBuilder::new(),
+            dropped_events: Int64Builder::new(),
+            links: LinksBuilder::new(),
+            dropped_links: Int64Builder::new(),
+            dialects: StrListBuilder::new(),
+            received_at: utc_micros(),
+            ingest_source: StringBuilder::new(),
+            rows: 0,
+        }
+    }
+
+    /// Number of rows appended.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Appends one validated span (ids and times were checked by the caller).
+    pub fn append(
+        &mut self,
+        span: &Span,
+        origin: &Origin<'_>,
+        parts: &RowParts<'_>,
+        received_at_unix_nano: i64,
+        ingest_source: &str,
+    ) {
+        self.rows += 1;
+        self.trace_id.append_value(&span.trace_id);
+        self.span_id.append_value(&span.span_id);
+        if span.parent_span_id.is_empty() {
+            self.parent_span_id.append_null();
+        } else {
+            self.parent_span_id.append_value(&span.parent_span_id);
+        }
+        self.trace_state.append_option(non_empty(&span.trace_state));
+        self.flags.append_value(i64::from(span.flags));
+        self.parent_is_remote
+            .append_option((span.flags & 0x100 != 0).then_some(span.flags & 0x200 != 0));
+        self.name.append_value(&span.name);
+        self.kind.append_value(kind_name(span.kind));
+        let start = span.start_time_unix_nano as i64;
+        let end = span.end_time_unix_nano as i64;
+        self.start_time.append_value(start.div_euclid(1000));
+        self.end_time.append_value(end.div_euclid(1000));
+        self.start_ns.append_value(start);
+        self.end_ns.append_value(end);
+        self.duration_ns.append_value(end.wrapping_sub(start));
+        let status = span.status.as_ref();
+        self.status_code
+            .append_value(status_name(status.map_or(0, |s| s.code)));
+        self.status_message
+            .append_option(status.and_then(|s| non_empty(&s.message)));
+
+        self.service_name.append_option(origin.service_name);
+        self.service_version.append_option(origin.service_version);
+        self.service_instance_id
+            .append_option(origin.service_instance_id);
+        self.resource_attributes
+            .row_from(origin.resource_attributes);
+        self.resource_dropped
+            .append_value(i64::from(origin.resource_dropped));
+        self.resource_schema_url
+            .append_option(non_empty(origin.resource_schema_url));
+        self.scope_name.append_option(non_empty(origin.scope_name));
+        self.scope_version
+            .append_option(non_empty(origin.scope_version));
+        self.scope_attributes.row_from(origin.scope_attributes);
+        self.scope_dropped
+            .append_value(i64::from(origin.scope_dropped));
+        self.scope_schema_url
+            .append_option(non_empty(origin.scope_schema_url));
+
+        for (builder, value) in self.slots.iter_mut().zip(parts.lifted.iter()) {
+            match (builder, value) {
+                (SlotBuilder::Str(b), Some(SlotValue::Str(s))) => b.append_value(s),
+                (SlotBuilder::Str(b), _) => b.append_null(),
+                (SlotBuilder::Int(b), Some(SlotValue::Int(i))) => b.append_value(*i),
+                (SlotBuilder::Int(b), _) => b.append_null(),
+                (SlotBuilder::List(b), Some(SlotValue::List(l))) => b.row(Some(l.as_slice())),
+                (SlotBuilder::List(b), _) => b.row::<&str>(None),
+            }
+        }
+
+        let split = &parts.split;
+        for (builder, value) in self.content.iter_mut().zip(split.columns.iter()) {
+            builder.append_option(value.map(|v| if parts.redact { REDACTED } else { v }));
+        }
+        if split.content_attributes.is_empty() {
+            self.content_attributes.null_row();
+        } else {
+            for (key, value) in &split.content_attributes {
+                if parts.redact {
+                    self.content_attributes.entry_str(key, REDACTED);
+                } else {
+                    self.content_attributes.entry(key, *value);
+                }
+            }
+            self.content_attributes.end_row();
+        }
+        self.content_truncated.append_option(split.truncated);
+
+        let d = parts.derived;
+        self.result_has_structured_content
+            .append_option(d.result_has_structured_content);
+        self.result_is_error.append_option(d.result_is_error);
+        self.result_content_types
+            .row(d.result_content_types.as_deref());
+        self.result_type.append_option(d.result_type);
+        self.result_text_is_json_object
+            .append_option(d.result_text_is_json_object);
+        self.tool_call_arguments_digest
+            .append_option(d.tool_call_arguments_digest.as_deref());
+        self.tool_definitions.row(d.tool_definitions.as_deref());
+        self.mcp_meta_traceparent
+            .append_option(d.mcp_meta_traceparent.as_deref());
+
+        for (key, value) in &split.attributes {
+            self.attributes.entry(key, *value);
+        }
+        self.attributes.end_row();
+        self.dropped_attributes
+            .append_value(i64::from(span.dropped_attributes_count));
+        self.events.row(&span.events);
+        self.dropped_events
+            .append_value(i64::from(span.dropped_events_count));
+        self.links.row(&span.links);
+        self.dropped_links
+            .append_value(i64::from(span.dropped_links_count));
+        self.dialects.row(Some(parts.dialects));
+        self.received_at
+            .append_value(received_at_unix_nano.div_euclid(1000));
+        self.ingest_source.append_value(ingest_source);
+    }
+
+    /// Finishes every column into a batch with exactly [`span_schema`].
+    pub fn finish(&mut self) -> Result<RecordBatch, SchemaError> {
+        let mut cols: HashMap<&'static str, ArrayRef> = HashMap::with_capacity(96);
+        let mut put = |name: &'static str, a: ArrayRef| {
+            cols.insert(name, a);
+        };
+        put(col::TRACE_ID, Arc::new(self.trace_id.finish()));
+        put(col::SPAN_ID, Arc::new(self.span_id.finish()));
+        put(col::PARENT_SPAN_ID, Arc::new(self.parent_span_id.finish()));
+        put(col::TRACE_STATE, Arc::new(self.trace_state.finish()));
+        put(col::FLAGS, Arc::new(self.flags.finish()));
+        put(
+            col::PARENT_IS_REMOTE,
+            Arc::new(self.parent_is_remote.finish()),
+        );
+        put(col::NAME, Arc::new(self.name.finish()));
+        put(col::KIND, Arc::new(self.kind.finish()));
+        put(col::START_TIME, Arc::new(self.start_time.finish()));
+        put(col::END_TIME, Arc::new(self.end_time.finish()));
+        put(col::START_TIME_UNIX_NANO, Arc::new(self.start_ns.finish()));
+        put(col::END_TIME_UNIX_NANO, Arc::new(self.end_ns.finish()));
+        put(col::DURATION_NS, Arc::new(self.duration_ns.finish()));
+        put(col::STATUS_CODE, Arc::new(self.status_code.finish()));
+        put(col::STATUS_MESSAGE, Arc::new(self.status_message.finish()));
+        put(col::SERVICE_NAME, Arc::new(self.service_name.finish()));
+        put(
+            col::SERVICE_VERSION,
+            Arc::new(self.service_version.finish()),
+        );
+        put(
+            col::SERVICE_INSTANCE_ID,
+            Arc::new(self.service_instance_id.finish()),
+        );
+        put(col::RESOURCE_ATTRIBUTES, self.resource_attributes.finish()?);
+        put(
+            col::RESOURCE_DROPPED_ATTRIBUTES_COUNT,
+            Arc::new(self.resource_dropped.finish()),
+        );
+        put(
+            col::RESOURCE_SCHEMA_URL,
+            Arc::new(self.resource_schema_url.finish()),
+        );
+        put(col::SCOPE_NAME, Arc::new(self.scope_name.finish()));
+        put(col::SCOPE_VERSION, Arc::new(self.scope_version.finish()));
+        put(col::SCOPE_ATTRIBUTES, self.scope_attributes.finish()?);
+        put(
+            col::SCOPE_DROPPED_ATTRIBUTES_COUNT,
+            Arc::new(self.scope_dropped.finish()),
+        );
+        put(
+            col::SCOPE_SCHEMA_URL,
+            Arc::new(self.scope_schema_url.finish()),
+        );
+        for (slot, builder) in SLOTS.iter().zip(self.slots.iter_mut()) {
+            let array: ArrayRef = match builder {
+                SlotBuilder::Str(b) => Arc::new(b.finish()),
+                SlotBuilder::Int(b) => Arc::new(b.finish()),
+                SlotBuilder::List(b) => b.finish(slot.column)?,
+            };
+            put(slot.column, array);
+        }
+        for ((_, column), builder) in CONTENT_COLUMNS.iter().zip(self.content.iter_mut()) {
+            put(column, Arc::new(builder.finish()));
+        }
+        put(col::CONTENT_ATTRIBUTES, self.content_attributes.finish()?);
+        put(
+            col::CONTENT_TRUNCATED,
+            Arc::new(self.content_truncated.finish()),
+        );
+        put(
+            col::RESULT_HAS_STRUCTURED_CONTENT,
+            Arc::new(self.result_has_structured_content.finish()),
+        );
+        put(
+            col::RESULT_IS_ERROR,
+            Arc::new(self.result_is_error.finish()),
+        );
+        put(
+            col::RESULT_CONTENT_TYPES,
+            self.result_content_types
+                .finish(col::RESULT_CONTENT_TYPES)?,
+        );
+        put(col::RESULT_TYPE, Arc::new(self.result_type.finish()));
+        put(
+            col::RESULT_TEXT_IS_JSON_OBJECT,
+            Arc::new(self.result_text_is_json_object.finish()),
+        );
+        put(
+            col::TOOL_CALL_ARGUMENTS_DIGEST,
+            Arc::new(self.tool_call_arguments_digest.finish()),
+        );
+        put(
+            col::TOOL_DEFINITIONS,
+            self.tool_definitions.finish(col::TOOL_DEFINITIONS)?,
+        );
+        put(
+            col::MCP_META_TRACEPARENT,
+            Arc::new(self.mcp_meta_traceparent.finish()),
+        );
+        put(col::ATTRIBUTES, self.attributes.finish()?);
+        put(
+            col::DROPPED_ATTRIBUTES_COUNT,
+            Arc::new(self.dropped_attributes.finish()),
+        );
+        put(col::EVENTS, self.events.finish(col::EVENTS)?);
+        put(
+            col::DROPPED_EVENTS_COUNT,
+            Arc::new(self.dropped_events.finish()),
+        );
+        put(col::LINKS, self.links.finish(col::LINKS)?);
+        put(
+            col::DROPPED_LINKS_COUNT,
+            Arc::new(self.dropped_links.finish()),
+        );
+        put(col::DIALECTS, self.dialects.finish(col::DIALECTS)?);
+        put(col::RECEIVED_AT, Arc::new(self.received_at.finish()));
+        put(col::INGEST_SOURCE, Arc::new(self.ingest_source.finish()));
+        self.rows = 0;
+
+        let schema = span_schema();
+        let mut arrays = Vec::with_capacity(schema.fields().len());
+        for field in schema.fields() {
+            let name = field.name().as_str();
+            let column = cols
+                .remove(name)
+                .ok_or_else(|| SchemaError::MissingColumn(name.to_string()))?;
+            arrays.push(column);
+        }
+        Ok(RecordBatch::try_new(schema, arrays)?)
+    }
+}

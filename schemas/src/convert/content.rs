@@ -1,0 +1,139 @@
+//! Splitting a span's attributes into generic attributes and content.
+//!
+//! Canonical content attributes with a string value go to their own columns (large, opt-in,
+//! rarely scanned); vendor content attributes of a dialect the span matched (and canonical ones
+//! with a non-string value) go raw into `content_attributes`. Everything else stays in
+//! `attributes`. Payloads are also handed to [`crate::derived`] in dialect precedence order.
+
+use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
+use serde_json::{Map, Value as Json};
+
+use crate::derived::{parse_json_or_string, Derived};
+use crate::dialects::{ContentRole, DialectEngine};
+use crate::schema::col;
+
+/// Canonical content attribute -> its column.
+pub const CONTENT_COLUMNS: [(&str, &str); 6] = [
+    (
+        "gen_ai.tool.call.arguments",
+        col::GEN_AI_TOOL_CALL_ARGUMENTS,
+    ),
+    ("gen_ai.tool.call.result", col::GEN_AI_TOOL_CALL_RESULT),
+    ("gen_ai.tool.definitions", col::GEN_AI_TOOL_DEFINITIONS),
+    ("gen_ai.input.messages", col::GEN_AI_INPUT_MESSAGES),
+    ("gen_ai.output.messages", col::GEN_AI_OUTPUT_MESSAGES),
+    (
+        "gen_ai.system_instructions",
+        col::GEN_AI_SYSTEM_INSTRUCTIONS,
+    ),
+];
+
+/// Endings that instrumentations append when they cut a long payload (compared
+/// case-insensitively on the last characters).
+const TRUNCATION_MARKERS: &[&str] = &[
+    "[truncated]",
+    "(truncated)",
+    "<truncated>",
+    "...truncated",
+    "…[truncated]",
+    "[...]",
+];
+
+/// A span's attributes after the split.
+pub struct Split<'a> {
+    /// Generic attributes (unique keys).
+    pub attributes: Vec<(&'a str, Option<&'a AnyValue>)>,
+    /// Canonical content column values, in [`CONTENT_COLUMNS`] order.
+    pub columns: [Option<&'a str>; 6],
+    /// Raw vendor (or non-string canonical) content attributes.
+    pub content_attributes: Vec<(&'a str, Option<&'a AnyValue>)>,
+    /// `Some(true)` when a truncation marker was seen.
+    pub truncated: Option<bool>,
+}
+
+/// Splits `attrs` (unique keys) and feeds the payloads into `derived`.
+pub fn split<'a>(
+    attrs: &[(&'a str, Option<&'a AnyValue>)],
+    matched: u32,
+    engine: &DialectEngine,
+    derived: &mut Derived,
+) -> Split<'a> {
+    let mut out = Split {
+        attributes: Vec::with_capacity(attrs.len()),
+        columns: [None; 6],
+        content_attributes: Vec::new(),
+        truncated: None,
+    };
+    // (dialect index, role, payload)
+    let mut payloads: Vec<(usize, ContentRole, &'a str)> = Vec::new();
+    let mut prefixed_args: Option<(usize, Map<String, Json>)> = None;
+
+    for &(key, value) in attrs {
+        let Some(m) = engine.content_role(key, matched) else {
+            out.attributes.push((key, value));
+            continue;
+        };
+        let text = match value.and_then(|v| v.value.as_ref()) {
+            Some(Value::StringValue(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        match (CONTENT_COLUMNS.iter().position(|(k, _)| *k == key), text) {
+            (Some(i), Some(t)) => out.columns[i] = Some(t),
+            _ => out.content_attributes.push((key, value)),
+        }
+        let Some(t) = text else { continue };
+        if is_truncated(t) {
+            out.truncated = Some(true);
+        }
+        match m.prefix {
+            Some(prefix) if m.role == ContentRole::ToolArguments => {
+                let entry = prefixed_args.get_or_insert_with(|| (m.dialect, Map::new()));
+                entry
+                    .1
+                    .insert(key[prefix.len()..].to_string(), parse_json_or_string(t));
+            }
+            _ => payloads.push((m.dialect, m.role, t)),
+        }
+    }
+    if payloads.is_empty() && prefixed_args.is_none() {
+        return out;
+    }
+    payloads.sort_by_key(|(dialect, _, _)| *dialect);
+    let mut args_pending = prefixed_args;
+    for (dialect, role, text) in payloads {
+        if let Some((d, _)) = &args_pending {
+            if *d < dialect {
+                if let Some((_, map)) = args_pending.take() {
+                    derived.set_arguments(&Json::Object(map));
+                }
+            }
+        }
+        derived.observe(role, text);
+    }
+    if let Some((_, map)) = args_pending {
+        derived.set_arguments(&Json::Object(map));
+    }
+    out
+}
+
+fn is_truncated(text: &str) -> bool {
+    let tail_start = text.len().saturating_sub(16);
+    let tail_start = (tail_start..=text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    let tail = text[tail_start..].trim_end().to_lowercase();
+    TRUNCATION_MARKERS.iter().any(|m| tail.ends_with(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_markers() {
+        assert!(is_truncated("{\"a\": \"long...\" [truncated]"));
+        assert!(is_truncated("abc… [TRUNCATED] "));
+        assert!(!is_truncated("{\"a\":1}"));
+        assert!(!is_truncated("é"));
+    }
+}

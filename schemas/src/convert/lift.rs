@@ -1,0 +1,210 @@
+//! The typed columns that are lifted (copied) out of attributes, and how a raw value is coerced
+//! into a column's type.
+//!
+//! The dialect registry names target columns by name; [`SLOTS`] gives each liftable column a slot
+//! index and a kind so the converter fills a fixed-size array per span instead of a map.
+
+use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
+
+use crate::schema::col;
+
+/// The Arrow shape of a lifted column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotKind {
+    /// `Utf8`.
+    Str,
+    /// `Int64`.
+    Int,
+    /// `List<Utf8>`.
+    StrList,
+}
+
+/// One liftable column.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    /// Column name in the canonical schema.
+    pub column: &'static str,
+    /// Its Arrow shape.
+    pub kind: SlotKind,
+}
+
+const fn s(column: &'static str) -> Slot {
+    Slot {
+        column,
+        kind: SlotKind::Str,
+    }
+}
+const fn i(column: &'static str) -> Slot {
+    Slot {
+        column,
+        kind: SlotKind::Int,
+    }
+}
+
+/// Every column a dialect mapping may target, in a fixed order.
+pub const SLOTS: &[Slot] = &[
+    s(col::GEN_AI_OPERATION_NAME),
+    s(col::GEN_AI_PROVIDER_NAME),
+    s(col::GEN_AI_REQUEST_MODEL),
+    s(col::GEN_AI_RESPONSE_MODEL),
+    s(col::GEN_AI_RESPONSE_ID),
+    Slot {
+        column: col::GEN_AI_RESPONSE_FINISH_REASONS,
+        kind: SlotKind::StrList,
+    },
+    i(col::GEN_AI_USAGE_INPUT_TOKENS),
+    i(col::GEN_AI_USAGE_OUTPUT_TOKENS),
+    i(col::GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
+    i(col::GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS),
+    i(col::GEN_AI_USAGE_REASONING_OUTPUT_TOKENS),
+    s(col::GEN_AI_CONVERSATION_ID),
+    s(col::GEN_AI_AGENT_NAME),
+    s(col::GEN_AI_AGENT_ID),
+    s(col::GEN_AI_TOOL_NAME),
+    s(col::GEN_AI_TOOL_CALL_ID),
+    s(col::GEN_AI_TOOL_TYPE),
+    s(col::GEN_AI_TOOL_DESCRIPTION),
+    s(col::GEN_AI_PROMPT_NAME),
+    s(col::MCP_METHOD_NAME),
+    s(col::MCP_SESSION_ID),
+    s(col::MCP_PROTOCOL_VERSION),
+    s(col::MCP_RESOURCE_URI),
+    s(col::MCP_TRANSPORT),
+    s(col::JSONRPC_REQUEST_ID),
+    s(col::RPC_RESPONSE_STATUS_CODE),
+    s(col::NETWORK_TRANSPORT),
+    s(col::ERROR_TYPE),
+    s(col::SKILL_NAME),
+    s(col::SKILL_VERSION),
+    s(col::SKILL_INVOCATION_SOURCE),
+    s(col::GUARDRAIL_NAME),
+    s(col::GUARDRAIL_DECISION),
+];
+
+/// Number of liftable columns.
+pub const N_SLOTS: usize = SLOTS.len();
+
+/// Slot index of a column, if it is liftable.
+pub fn slot_index(column: &str) -> Option<usize> {
+    SLOTS.iter().position(|s| s.column == column)
+}
+
+/// A lifted value, already in its column's shape.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SlotValue {
+    /// A string column value.
+    Str(String),
+    /// An integer column value.
+    Int(i64),
+    /// A list-of-strings column value.
+    List(Vec<String>),
+}
+
+/// Coerces a string into `kind`; `None` when it does not fit (e.g. `"abc"` into an Int column).
+pub fn coerce_str(text: &str, kind: SlotKind) -> Option<SlotValue> {
+    match kind {
+        SlotKind::Str => Some(SlotValue::Str(text.to_string())),
+        SlotKind::Int => parse_int(text).map(SlotValue::Int),
+        SlotKind::StrList => {
+            let trimmed = text.trim_start();
+            if trimmed.starts_with('[') {
+                if let Ok(list) = serde_json::from_str::<Vec<serde_json::Value>>(trimmed) {
+                    return Some(SlotValue::List(list.iter().map(json_scalar_text).collect()));
+                }
+            }
+            Some(SlotValue::List(vec![text.to_string()]))
+        }
+    }
+}
+
+/// Coerces an attribute value into `kind`.
+pub fn coerce_any(value: &AnyValue, kind: SlotKind) -> Option<SlotValue> {
+    let v = value.value.as_ref()?;
+    match (kind, v) {
+        (_, Value::StringValue(s)) => coerce_str(s, kind),
+        (SlotKind::Int, Value::IntValue(n)) => Some(SlotValue::Int(*n)),
+        (SlotKind::Int, Value::DoubleValue(d)) if d.fract() == 0.0 && d.abs() < 9.2e18 => {
+            Some(SlotValue::Int(*d as i64))
+        }
+        (SlotKind::Int, _) => None,
+        (SlotKind::Str, other) => scalar_text(other).map(SlotValue::Str),
+        (SlotKind::StrList, Value::ArrayValue(a)) => Some(SlotValue::List(
+            a.values
+                .iter()
+                .filter_map(|v| v.value.as_ref().and_then(scalar_text))
+                .collect(),
+        )),
+        (SlotKind::StrList, other) => scalar_text(other).map(|t| SlotValue::List(vec![t])),
+    }
+}
+
+fn parse_int(text: &str) -> Option<i64> {
+    let t = text.trim();
+    t.parse::<i64>().ok().or_else(|| {
+        t.parse::<f64>()
+            .ok()
+            .filter(|d| d.fract() == 0.0 && d.abs() < 9.2e18)
+            .map(|d| d as i64)
+    })
+}
+
+/// Text of a scalar value: strings as-is, numbers and booleans in decimal / `true`.
+pub fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::StringValue(s) => Some(s.clone()),
+        Value::IntValue(n) => Some(n.to_string()),
+        Value::DoubleValue(d) => Some(d.to_string()),
+        Value::BoolValue(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn json_scalar_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_slot_is_a_schema_column_of_its_kind() {
+        use arrow::datatypes::DataType;
+        let schema = crate::span_schema();
+        for slot in SLOTS {
+            let field = schema
+                .field_with_name(slot.column)
+                .expect("slot column in schema");
+            let ok = match slot.kind {
+                SlotKind::Str => field.data_type() == &DataType::Utf8,
+                SlotKind::Int => field.data_type() == &DataType::Int64,
+                SlotKind::StrList => matches!(field.data_type(), DataType::List(_)),
+            };
+            assert!(ok, "{} has type {}", slot.column, field.data_type());
+        }
+    }
+
+    #[test]
+    fn coercions() {
+        assert_eq!(coerce_str("42", SlotKind::Int), Some(SlotValue::Int(42)));
+        assert_eq!(coerce_str("4x", SlotKind::Int), None);
+        assert_eq!(
+            coerce_str("[\"stop\",\"length\"]", SlotKind::StrList),
+            Some(SlotValue::List(vec!["stop".into(), "length".into()]))
+        );
+        assert_eq!(
+            coerce_str("stop", SlotKind::StrList),
+            Some(SlotValue::List(vec!["stop".into()]))
+        );
+        let int = AnyValue {
+            value: Some(Value::IntValue(7)),
+        };
+        assert_eq!(
+            coerce_any(&int, SlotKind::Str),
+            Some(SlotValue::Str("7".into()))
+        );
+    }
+}

@@ -1,0 +1,58 @@
+//! Request body decoding: OTLP protobuf, OTLP/JSON and JSON lines into `ExportTraceServiceRequest`.
+//!
+//! Why our own JSON reader instead of the `with-serde` derive of `opentelemetry-proto`: senders
+//! disagree on the details the OTLP/JSON spec leaves to the protobuf JSON mapping. The derive
+//! rejects enum names (`"kind": "SPAN_KIND_SERVER"`), snake_case keys and `null` fields, all of
+//! which real exporters emit. [`otlp_json`] mirrors the message tree with lenient field readers and
+//! converts to the prost types, and every error carries the JSON path plus line/column, because the
+//! collector returns it verbatim to the client in a 400.
+
+mod otlp_json;
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::AnyValue;
+use prost::Message;
+
+use crate::error::DecodeError;
+
+pub(crate) use otlp_json::encode_any_value_json;
+
+/// Decodes a serialized protobuf `ExportTraceServiceRequest` (OTLP/HTTP protobuf body or the
+/// message carried by OTLP/gRPC).
+pub fn decode_protobuf(body: &[u8]) -> Result<ExportTraceServiceRequest, DecodeError> {
+    ExportTraceServiceRequest::decode(body).map_err(|e| DecodeError::Protobuf(e.to_string()))
+}
+
+/// Decodes an OTLP/JSON `ExportTraceServiceRequest`.
+///
+/// Accepts lowerCamelCase keys (the spec) and snake_case keys, hex (or base64) trace/span ids,
+/// 64-bit integers as numbers or strings, enums as integers or names (`SPAN_KIND_SERVER`,
+/// `SERVER`, `STATUS_CODE_ERROR`), and `null` for any field. Unknown keys are ignored, as the spec
+/// requires.
+pub fn decode_json(body: &[u8]) -> Result<ExportTraceServiceRequest, DecodeError> {
+    otlp_json::decode_request(body, 0)
+}
+
+/// Decodes a body holding one OTLP/JSON `ExportTraceServiceRequest` per line (the file exporter's
+/// format). Blank lines are skipped; an error names the failing line.
+pub fn decode_json_lines(body: &[u8]) -> Result<Vec<ExportTraceServiceRequest>, DecodeError> {
+    let mut out = Vec::new();
+    for (index, line) in body.split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let request =
+            otlp_json::decode_request(line, index).map_err(|e| DecodeError::JsonLine {
+                line: index + 1,
+                source: Box::new(e),
+            })?;
+        out.push(request);
+    }
+    Ok(out)
+}
+
+/// Parses one `AnyValue` in OTLP/JSON form (as stored in the `str` field of array / kvlist
+/// attribute values).
+pub(crate) fn decode_any_value_json(text: &str) -> Result<AnyValue, DecodeError> {
+    otlp_json::decode_any_value(text.as_bytes())
+}

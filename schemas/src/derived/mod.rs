@@ -1,0 +1,90 @@
+//! Facts derived at ingest from content payloads, in whatever dialect they were recorded.
+//!
+//! The analyzer's rules read only these columns (plus canonical ones), never vendor attribute
+//! names: a tool result is a `CallToolResult` in `gen_ai.tool.call.result`, a JSON-RPC envelope in
+//! Traceloop's `mcp.response.value`, `{"result": first text, "is_error"}` in Traceloop's
+//! `traceloop.entity.output`, a bare content-block list on FastMCP's wrapper span. Each shape
+//! yields what it can observe and leaves the rest NULL: Traceloop's client output cannot show
+//! `structuredContent`, so `result_has_structured_content` stays NULL there (not observable),
+//! never `false` (not healthy, not broken: unknown).
+//!
+//! Payload JSON is parsed only for spans that carry a content attribute.
+
+pub mod digest;
+mod shapes;
+pub mod tool_defs;
+
+use serde_json::Value;
+
+use crate::dialects::ContentRole;
+pub use tool_defs::ToolDef;
+
+/// Derived facts of one span (each NULL until some payload shows it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Derived {
+    pub result_has_structured_content: Option<bool>,
+    pub result_is_error: Option<bool>,
+    pub result_content_types: Option<Vec<String>>,
+    pub result_type: Option<&'static str>,
+    pub result_text_is_json_object: Option<bool>,
+    pub tool_call_arguments_digest: Option<String>,
+    pub tool_definitions: Option<Vec<ToolDef>>,
+    pub mcp_meta_traceparent: Option<String>,
+}
+
+impl Derived {
+    /// Records what the payload `text` (in role `role`) shows; facts already known are kept
+    /// (payloads are fed highest-precedence dialect first).
+    pub fn observe(&mut self, role: ContentRole, text: &str) {
+        match role {
+            ContentRole::Opaque => {}
+            ContentRole::ToolArguments => {
+                let value = parse_json_or_string(text);
+                self.set_arguments(&value);
+            }
+            ContentRole::ToolResult => {
+                let parsed = serde_json::from_str::<Value>(text).ok();
+                let recognised = parsed
+                    .as_ref()
+                    .is_some_and(|v| shapes::observe_response(self, v));
+                if !recognised {
+                    // Some result was returned even if we cannot read its shape.
+                    self.result_type.get_or_insert("complete");
+                }
+            }
+            ContentRole::Response => {
+                if let Ok(v) = serde_json::from_str::<Value>(text) {
+                    shapes::observe_response(self, &v);
+                }
+            }
+            ContentRole::Request => {
+                if let Ok(v) = serde_json::from_str::<Value>(text) {
+                    shapes::observe_request(self, &v);
+                }
+            }
+            ContentRole::ToolDefinitions => {
+                if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) {
+                    self.add_tool_defs(tool_defs::tool_defs_from_list(&items));
+                }
+            }
+        }
+    }
+
+    /// Records tool call arguments given as one JSON value.
+    pub fn set_arguments(&mut self, arguments: &Value) {
+        if self.tool_call_arguments_digest.is_none() {
+            self.tool_call_arguments_digest = Some(digest::json_digest(arguments));
+        }
+    }
+
+    fn add_tool_defs(&mut self, defs: Vec<ToolDef>) {
+        if self.tool_definitions.is_none() {
+            self.tool_definitions = Some(defs);
+        }
+    }
+}
+
+/// Parses `text` as JSON, or treats it as a JSON string when it is not JSON.
+pub(crate) fn parse_json_or_string(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}

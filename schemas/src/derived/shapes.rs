@@ -1,0 +1,235 @@
+//! Recognising MCP payloads by shape, whichever instrumentation wrapped them.
+
+use serde_json::{Map, Value};
+
+use super::{tool_defs, Derived};
+
+/// Reads a result-ish payload. Returns true when a tool result or a tool list was recognised.
+pub(super) fn observe_response(d: &mut Derived, v: &Value) -> bool {
+    let mut v = v;
+    // Unwrap JSON-RPC envelopes and `{"result": {...}}` wrappers (at most twice).
+    for _ in 0..2 {
+        match v.as_object().and_then(|o| o.get("result")) {
+            Some(inner @ (Value::Object(_) | Value::Array(_))) => v = inner,
+            _ => break,
+        }
+    }
+    match v {
+        Value::Array(items)
+            if !items.is_empty()
+                && items
+                    .iter()
+                    .all(|i| i.get("type").is_some_and(Value::is_string)) =>
+        {
+            observe_blocks(d, items);
+            d.result_type.get_or_insert("complete");
+            true
+        }
+        Value::Object(o) => {
+            if let Some(Value::Array(tools)) = o.get("tools") {
+                d.add_tool_defs(tool_defs::tool_defs_from_list(tools));
+                return true;
+            }
+            if is_call_tool_result(o) {
+                observe_call_tool_result(d, o);
+                return true;
+            }
+            if let Some(Value::String(_)) = o.get("result") {
+                // Traceloop's client output: the first text block only, plus `is_error` on error.
+                let is_error = o
+                    .get("is_error")
+                    .or_else(|| o.get("isError"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                d.result_is_error.get_or_insert(is_error);
+                d.result_type.get_or_insert("complete");
+                return true;
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+fn is_call_tool_result(o: &Map<String, Value>) -> bool {
+    matches!(o.get("content"), Some(Value::Array(_)))
+        || o.contains_key("structuredContent")
+        || o.contains_key("isError")
+        || o.contains_key("inputRequests")
+        || o.get("resultType").is_some_and(|t| t == "input_required")
+}
+
+fn observe_call_tool_result(d: &mut Derived, o: &Map<String, Value>) {
+    let structured = o.get("structuredContent").is_some_and(|s| !s.is_null());
+    d.result_has_structured_content.get_or_insert(structured);
+    let is_error = o.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    d.result_is_error.get_or_insert(is_error);
+    let input_required = o.get("resultType").is_some_and(|t| t == "input_required")
+        || o.get("inputRequests").is_some_and(|r| !r.is_null());
+    d.result_type.get_or_insert(if input_required {
+        "input_required"
+    } else {
+        "complete"
+    });
+    match o.get("content") {
+        Some(Value::Array(items)) => observe_blocks(d, items),
+        _ => {
+            d.result_content_types.get_or_insert_with(Vec::new);
+            d.result_text_is_json_object.get_or_insert(false);
+        }
+    }
+}
+
+fn observe_blocks(d: &mut Derived, items: &[Value]) {
+    let types: Vec<String> = items
+        .iter()
+        .map(|b| {
+            b.get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown")
+                .to_string()
+        })
+        .collect();
+    let texts: Vec<&Value> = items
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .collect();
+    let json_object = texts.len() == 1
+        && texts[0]
+            .get("text")
+            .or_else(|| texts[0].get("content"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| {
+                let t = t.trim_start();
+                t.starts_with('{') && serde_json::from_str::<Value>(t).is_ok_and(|v| v.is_object())
+            });
+    d.result_content_types.get_or_insert(types);
+    d.result_text_is_json_object.get_or_insert(json_object);
+}
+
+/// Reads a request-ish payload: a JSON-RPC request (`{"method","params"}`), Traceloop's tool input
+/// (`{"tool_name","arguments"}`), or bare params.
+pub(super) fn observe_request(d: &mut Derived, v: &Value) {
+    let Some(o) = v.as_object() else { return };
+    let params = o.get("params").and_then(Value::as_object);
+    let meta_holder = params.unwrap_or(o);
+    if d.mcp_meta_traceparent.is_none() {
+        d.mcp_meta_traceparent = ["_meta", "meta"]
+            .iter()
+            .find_map(|k| meta_holder.get(*k))
+            .and_then(|m| m.get("traceparent"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+    }
+    if let Some(p) = params {
+        let is_call = o.get("method").and_then(Value::as_str) == Some("tools/call");
+        if is_call || (p.contains_key("name") && o.get("method").is_none()) {
+            if let Some(args) = p.get("arguments") {
+                d.set_arguments(args);
+            }
+        }
+    } else if o.contains_key("tool_name") {
+        if let Some(args) = o.get("arguments") {
+            d.set_arguments(args);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Derived;
+    use crate::dialects::ContentRole;
+
+    fn observe(role: ContentRole, text: &str) -> Derived {
+        let mut d = Derived::default();
+        d.observe(role, text);
+        d
+    }
+
+    #[test]
+    fn call_tool_result_with_structured_content() {
+        let d = observe(
+            ContentRole::ToolResult,
+            r#"{"content":[{"type":"text","text":"{\"ok\":true}"}],"structuredContent":{"ok":true},"isError":false}"#,
+        );
+        assert_eq!(d.result_has_structured_content, Some(true));
+        assert_eq!(d.result_is_error, Some(false));
+        assert_eq!(d.result_content_types, Some(vec!["text".to_string()]));
+        assert_eq!(d.result_type, Some("complete"));
+        assert_eq!(d.result_text_is_json_object, Some(true));
+    }
+
+    #[test]
+    fn jsonrpc_envelope_and_input_required() {
+        let d = observe(
+            ContentRole::Response,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","inputRequests":[{}],"content":[]}}"#,
+        );
+        assert_eq!(d.result_type, Some("input_required"));
+        assert_eq!(d.result_has_structured_content, Some(false));
+        assert_eq!(d.result_text_is_json_object, Some(false));
+    }
+
+    #[test]
+    fn traceloop_first_text_form_leaves_structured_unknown() {
+        let d = observe(
+            ContentRole::Response,
+            r#"{"result": "Unknown ticket", "is_error": true}"#,
+        );
+        assert_eq!(d.result_has_structured_content, None);
+        assert_eq!(d.result_is_error, Some(true));
+        assert_eq!(d.result_content_types, None);
+        assert_eq!(d.result_text_is_json_object, None);
+        assert_eq!(d.result_type, Some("complete"));
+    }
+
+    #[test]
+    fn block_list_and_non_results() {
+        let d = observe(
+            ContentRole::Response,
+            r#"[{"type":"text","content":"plain"},{"type":"image"}]"#,
+        );
+        assert_eq!(
+            d.result_content_types,
+            Some(vec!["text".into(), "image".into()])
+        );
+        assert_eq!(d.result_text_is_json_object, Some(false));
+        assert_eq!(d.result_has_structured_content, None);
+        assert_eq!(d.result_is_error, None);
+        // an initialize result is not a tool result
+        let d = observe(
+            ContentRole::Response,
+            r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#,
+        );
+        assert_eq!(d, Derived::default());
+        // an opaque tool result still counts as a result seen
+        let d = observe(ContentRole::ToolResult, "42 degrees");
+        assert_eq!(d.result_type, Some("complete"));
+        assert_eq!(d.result_has_structured_content, None);
+    }
+
+    #[test]
+    fn requests_give_arguments_and_traceparent() {
+        let tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        let d = observe(
+            ContentRole::Request,
+            &format!(
+                r#"{{"method":"tools/call","params":{{"name":"t","arguments":{{"b":2,"a":1}},"_meta":{{"traceparent":"{tp}"}}}}}}"#
+            ),
+        );
+        assert_eq!(d.mcp_meta_traceparent.as_deref(), Some(tp));
+        let e = observe(
+            ContentRole::Request,
+            r#"{"tool_name":"t","arguments":{"a":1,"b":2}}"#,
+        );
+        assert_eq!(d.tool_call_arguments_digest, e.tool_call_arguments_digest);
+        let f = observe(ContentRole::ToolArguments, r#"{"a": 1, "b": 2}"#);
+        assert_eq!(e.tool_call_arguments_digest, f.tool_call_arguments_digest);
+        assert!(f.tool_call_arguments_digest.is_some());
+        let g = observe(
+            ContentRole::Request,
+            r#"{"method":"tools/list","params":null}"#,
+        );
+        assert_eq!(g, Derived::default());
+    }
+}

@@ -1,0 +1,492 @@
+//! Applies the dialect registry to one span: which dialects match, what each typed column gets,
+//! and what role each content attribute plays.
+//!
+//! The static registry is compiled once into lookup tables (attribute name -> mappings), so the
+//! per-span cost is one hash lookup per attribute plus the span-name patterns of the dialects that
+//! matched.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
+
+use super::{Condition, ContentRole, Mapping, Source, Transform, DIALECTS};
+use crate::convert::lift::{
+    coerce_any, coerce_str, scalar_text, slot_index, SlotKind, SlotValue, N_SLOTS, SLOTS,
+};
+use crate::schema::col;
+
+/// What the engine needs to see of a span.
+pub(crate) struct SpanView<'a> {
+    pub scope_name: &'a str,
+    pub name: &'a str,
+    /// Attributes with unique keys.
+    pub attrs: &'a [(&'a str, &'a AnyValue)],
+}
+
+impl<'a> SpanView<'a> {
+    fn get(&self, key: &str) -> Option<&'a AnyValue> {
+        self.attrs.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Target {
+    Slot(usize),
+    ResultIsError,
+}
+
+struct CompiledMapping {
+    dialect: usize,
+    order: usize,
+    mapping: &'static Mapping,
+    target: Target,
+}
+
+struct NameMapping {
+    pattern: Vec<Token>,
+    m: CompiledMapping,
+}
+
+#[derive(Debug, PartialEq)]
+enum Token {
+    Lit(&'static str),
+    Hole(&'static str),
+}
+
+/// The compiled registry.
+pub(crate) struct DialectEngine {
+    attr_mappings: HashMap<&'static str, Vec<CompiledMapping>>,
+    name_mappings: Vec<NameMapping>,
+    marker_exact: HashMap<&'static str, u32>,
+    marker_patterns: Vec<(&'static str, usize)>,
+    scope_prefixes: Vec<(&'static str, usize)>,
+    content_exact: HashMap<&'static str, (usize, ContentRole)>,
+    content_patterns: Vec<(&'static str, usize, ContentRole)>,
+}
+
+/// Per-span result of applying the registry.
+pub(crate) struct Outcome {
+    /// Bit i set = `DIALECTS[i]` matched.
+    pub matched: u32,
+    pub lifted: [Option<SlotValue>; N_SLOTS],
+    pub result_is_error: Option<bool>,
+}
+
+impl Outcome {
+    pub fn dialect_ids(&self) -> impl Iterator<Item = &'static str> + '_ {
+        DIALECTS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.matched & (1 << i) != 0)
+            .map(|(_, d)| d.id)
+    }
+}
+
+impl DialectEngine {
+    /// The engine for the static [`DIALECTS`] registry.
+    pub fn get() -> &'static DialectEngine {
+        static ENGINE: OnceLock<DialectEngine> = OnceLock::new();
+        ENGINE.get_or_init(DialectEngine::compile)
+    }
+
+    fn compile() -> DialectEngine {
+        let mut engine = DialectEngine {
+            attr_mappings: HashMap::new(),
+            name_mappings: Vec::new(),
+            marker_exact: HashMap::new(),
+            marker_patterns: Vec::new(),
+            scope_prefixes: Vec::new(),
+            content_exact: HashMap::new(),
+            content_patterns: Vec::new(),
+        };
+        debug_assert!(DIALECTS.len() <= 32, "dialect bitmask is a u32");
+        for (di, dialect) in DIALECTS.iter().enumerate() {
+            for prefix in dialect.detect.scope_prefixes {
+                engine.scope_prefixes.push((prefix, di));
+            }
+            for marker in dialect.detect.markers {
+                if is_pattern(marker) {
+                    engine.marker_patterns.push((marker, di));
+                } else {
+                    *engine.marker_exact.entry(marker).or_default() |= 1 << di;
+                }
+            }
+            for (order, mapping) in dialect.mappings.iter().enumerate() {
+                let target = if mapping.target == col::RESULT_IS_ERROR {
+                    Target::ResultIsError
+                } else {
+                    match slot_index(mapping.target) {
+                        Some(i) => Target::Slot(i),
+                        // Registry test guarantees this does not happen; skip rather than panic.
+                        None => continue,
+                    }
+                };
+                let m = CompiledMapping {
+                    dialect: di,
+                    order,
+                    mapping,
+                    target,
+                };
+                match mapping.source {
+                    Source::Attr(name) => engine.attr_mappings.entry(name).or_default().push(m),
+                    Source::SpanName(p) => engine.name_mappings.push(NameMapping {
+                        pattern: tokenize(p),
+                        m,
+                    }),
+                }
+            }
+            for c in dialect.content {
+                if is_pattern(c.attr) {
+                    engine.content_patterns.push((c.attr, di, c.role));
+                } else {
+                    engine.content_exact.entry(c.attr).or_insert((di, c.role));
+                }
+            }
+        }
+        engine
+    }
+
+    /// Applies every matching dialect to the span.
+    pub fn apply(&self, view: &SpanView<'_>) -> Outcome {
+        let mut matched = 0u32;
+        for (prefix, di) in &self.scope_prefixes {
+            if view.scope_name.starts_with(prefix) {
+                matched |= 1 << di;
+            }
+        }
+        for (key, _) in view.attrs {
+            if let Some(mask) = self.marker_exact.get(key) {
+                matched |= mask;
+            }
+            for (pattern, di) in &self.marker_patterns {
+                if matched & (1 << di) == 0 && attr_pattern_matches(pattern, key) {
+                    matched |= 1 << di;
+                }
+            }
+        }
+
+        let mut out = Outcome {
+            matched,
+            lifted: std::array::from_fn(|_| None),
+            result_is_error: None,
+        };
+        let mut prio: [(usize, usize); N_SLOTS] = [(usize::MAX, usize::MAX); N_SLOTS];
+        let mut err_prio = (usize::MAX, usize::MAX);
+
+        for (key, value) in view.attrs {
+            let Some(maps) = self.attr_mappings.get(key) else {
+                continue;
+            };
+            for m in maps {
+                if matched & (1 << m.dialect) == 0 || !condition_holds(m.mapping.when, view) {
+                    continue;
+                }
+                self.assign(m, &mut out, &mut prio, &mut err_prio, || {
+                    mapped_value(value, m)
+                });
+            }
+        }
+        for nm in &self.name_mappings {
+            if matched & (1 << nm.m.dialect) == 0 || !condition_holds(nm.m.mapping.when, view) {
+                continue;
+            }
+            let Some(captures) = match_name(&nm.pattern, view.name) else {
+                continue;
+            };
+            let m = &nm.m;
+            self.assign(m, &mut out, &mut prio, &mut err_prio, || {
+                match m.mapping.transform {
+                    Transform::Constant(c) => Some(Raw::Text(c.to_string())),
+                    Transform::Capture(hole) => captures
+                        .iter()
+                        .find(|(h, _)| *h == hole)
+                        .map(|(_, text)| Raw::Text(text.to_string())),
+                    _ => Some(Raw::Text(view.name.to_string())),
+                }
+            });
+        }
+        out
+    }
+
+    fn assign<'v>(
+        &self,
+        m: &CompiledMapping,
+        out: &mut Outcome,
+        prio: &mut [(usize, usize); N_SLOTS],
+        err_prio: &mut (usize, usize),
+        value: impl FnOnce() -> Option<Raw<'v>>,
+    ) {
+        let p = (m.dialect, m.order);
+        match m.target {
+            Target::Slot(i) => {
+                if p >= prio[i] {
+                    return;
+                }
+                let kind = SLOTS[i].kind;
+                if let Some(v) = value().and_then(|raw| raw.coerce(kind)) {
+                    out.lifted[i] = Some(v);
+                    prio[i] = p;
+                }
+            }
+            Target::ResultIsError => {
+                if p >= *err_prio {
+                    return;
+                }
+                if let Some(b) = value().and_then(|raw| raw.as_bool()) {
+                    out.result_is_error = Some(b);
+                    *err_prio = p;
+                }
+            }
+        }
+    }
+
+    /// The role of a content attribute for a span whose matched dialects are `matched`, if the
+    /// attribute is a content attribute of one of them (canonical ones always are).
+    pub fn content_role(&self, key: &str, matched: u32) -> Option<ContentMatch> {
+        if let Some((di, role)) = self.content_exact.get(key) {
+            if *di == 0 || matched & (1 << di) != 0 {
+                return Some(ContentMatch {
+                    role: *role,
+                    dialect: *di,
+                    prefix: None,
+                });
+            }
+        }
+        self.content_patterns
+            .iter()
+            .find(|(p, di, _)| {
+                (*di == 0 || matched & (1 << di) != 0) && attr_pattern_matches(p, key)
+            })
+            .map(|(p, di, role)| ContentMatch {
+                role: *role,
+                dialect: *di,
+                prefix: p.strip_suffix('*').filter(|p| !p.contains('#')),
+            })
+    }
+}
+
+/// How a content attribute was recognised.
+pub(crate) struct ContentMatch {
+    pub role: ContentRole,
+    /// Index of the dialect in `DIALECTS` (precedence).
+    pub dialect: usize,
+    /// For prefix sources (`mcp.request.argument.*`): the prefix, so the rest of the key names the
+    /// argument.
+    pub prefix: Option<&'static str>,
+}
+
+/// A mapped value before coercion into the column type.
+enum Raw<'a> {
+    Any(&'a AnyValue),
+    Text(String),
+    Json(serde_json::Value),
+}
+
+impl Raw<'_> {
+    fn coerce(self, kind: SlotKind) -> Option<SlotValue> {
+        match self {
+            Raw::Any(v) => coerce_any(v, kind),
+            Raw::Text(t) => coerce_str(&t, kind),
+            Raw::Json(serde_json::Value::String(s)) => coerce_str(&s, kind),
+            Raw::Json(serde_json::Value::Null) => None,
+            Raw::Json(serde_json::Value::Array(a)) if kind == SlotKind::StrList => {
+                Some(SlotValue::List(
+                    a.iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                        .collect(),
+                ))
+            }
+            Raw::Json(other) => coerce_str(&other.to_string(), kind),
+        }
+    }
+
+    fn as_bool(&self) -> Option<bool> {
+        match self {
+            Raw::Any(v) => match v.value.as_ref()? {
+                Value::BoolValue(b) => Some(*b),
+                Value::StringValue(s) => s.trim().parse().ok(),
+                _ => None,
+            },
+            Raw::Text(t) => t.trim().parse().ok(),
+            Raw::Json(v) => v.as_bool(),
+        }
+    }
+}
+
+fn mapped_value<'a>(value: &'a AnyValue, m: &CompiledMapping) -> Option<Raw<'a>> {
+    match m.mapping.transform {
+        Transform::Identity | Transform::Capture(_) => Some(Raw::Any(value)),
+        Transform::Constant(c) => Some(Raw::Text(c.to_string())),
+        Transform::JsonPointer(pointer) => {
+            let Some(Value::StringValue(text)) = value.value.as_ref() else {
+                return None;
+            };
+            let parsed: serde_json::Value = serde_json::from_str(text).ok()?;
+            parsed.pointer(pointer).cloned().map(Raw::Json)
+        }
+    }
+}
+
+fn condition_holds(when: Option<Condition>, view: &SpanView<'_>) -> bool {
+    match when {
+        None => true,
+        Some(Condition::AttrEquals(name, expected)) => view
+            .get(name)
+            .and_then(|v| v.value.as_ref())
+            .and_then(scalar_text)
+            .is_some_and(|t| t == expected),
+    }
+}
+
+fn is_pattern(p: &str) -> bool {
+    p.ends_with('*') || p.contains('#')
+}
+
+/// `#` matches one or more ASCII digits, a trailing `*` matches any (non-empty) rest, every other
+/// character matches itself.
+pub(crate) fn attr_pattern_matches(pattern: &str, key: &str) -> bool {
+    let p = pattern.as_bytes();
+    let k = key.as_bytes();
+    let (mut pi, mut ki) = (0, 0);
+    while pi < p.len() {
+        match p[pi] {
+            b'*' if pi == p.len() - 1 => return ki < k.len(),
+            b'#' => {
+                let start = ki;
+                while ki < k.len() && k[ki].is_ascii_digit() {
+                    ki += 1;
+                }
+                if ki == start {
+                    return false;
+                }
+            }
+            c => {
+                if ki >= k.len() || k[ki] != c {
+                    return false;
+                }
+                ki += 1;
+            }
+        }
+        pi += 1;
+    }
+    ki == k.len()
+}
+
+fn tokenize(pattern: &'static str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut rest = pattern;
+    while !rest.is_empty() {
+        match rest.find('{') {
+            Some(0) => match rest.find('}') {
+                Some(end) => {
+                    tokens.push(Token::Hole(&rest[1..end]));
+                    rest = &rest[end + 1..];
+                }
+                None => {
+                    tokens.push(Token::Lit(rest));
+                    rest = "";
+                }
+            },
+            Some(i) => {
+                tokens.push(Token::Lit(&rest[..i]));
+                rest = &rest[i..];
+            }
+            None => {
+                tokens.push(Token::Lit(rest));
+                rest = "";
+            }
+        }
+    }
+    tokens
+}
+
+/// Matches a whole span name; returns the placeholders' captures. Placeholders match one or more
+/// non-whitespace characters (backtracking, so `{tool}.tool` matches `a.b.tool` with `a.b`).
+fn match_name<'n>(tokens: &[Token], name: &'n str) -> Option<Vec<(&'static str, &'n str)>> {
+    let mut captures = Vec::new();
+    if match_from(tokens, name, &mut captures) {
+        Some(captures)
+    } else {
+        None
+    }
+}
+
+fn match_from<'n>(
+    tokens: &[Token],
+    rest: &'n str,
+    caps: &mut Vec<(&'static str, &'n str)>,
+) -> bool {
+    match tokens.first() {
+        None => rest.is_empty(),
+        Some(Token::Lit(lit)) => rest
+            .strip_prefix(lit)
+            .is_some_and(|r| match_from(&tokens[1..], r, caps)),
+        Some(Token::Hole(hole)) => {
+            let max = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            // Longest first, so a trailing literal anchors at the end.
+            let mut ends: Vec<usize> = rest[..max]
+                .char_indices()
+                .map(|(i, c)| i + c.len_utf8())
+                .collect();
+            ends.reverse();
+            for end in ends {
+                caps.push((hole, &rest[..end]));
+                if match_from(&tokens[1..], &rest[end..], caps) {
+                    return true;
+                }
+                caps.pop();
+            }
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn span_name_patterns() {
+        let t = tokenize("{tool}.tool");
+        assert_eq!(
+            match_name(&t, "get_ticket.tool"),
+            Some(vec![("tool", "get_ticket")])
+        );
+        assert_eq!(match_name(&t, "a.b.tool"), Some(vec![("tool", "a.b")]));
+        assert_eq!(match_name(&t, ".tool"), None);
+        assert_eq!(match_name(&t, "get_ticket.mcp"), None);
+        let t = tokenize("MCP send {method} {name}");
+        assert_eq!(
+            match_name(&t, "MCP send tools/call get_ticket"),
+            Some(vec![("method", "tools/call"), ("name", "get_ticket")])
+        );
+        assert_eq!(match_name(&t, "MCP send tools/list"), None);
+        let t = tokenize("MCP send {method}");
+        assert_eq!(
+            match_name(&t, "MCP send tools/list"),
+            Some(vec![("method", "tools/list")])
+        );
+        assert_eq!(match_name(&t, "MCP send tools/call x"), None);
+    }
+
+    #[test]
+    fn attribute_patterns() {
+        assert!(attr_pattern_matches(
+            "gen_ai.prompt.#*",
+            "gen_ai.prompt.0.content"
+        ));
+        assert!(attr_pattern_matches(
+            "gen_ai.prompt.#*",
+            "gen_ai.prompt.12.role"
+        ));
+        assert!(!attr_pattern_matches(
+            "gen_ai.prompt.#*",
+            "gen_ai.prompt.name"
+        ));
+        assert!(attr_pattern_matches("traceloop.*", "traceloop.entity.name"));
+        assert!(!attr_pattern_matches("traceloop.*", "traceloop."));
+        assert!(attr_pattern_matches("gen_ai.prompt", "gen_ai.prompt"));
+        assert!(!attr_pattern_matches("gen_ai.prompt", "gen_ai.prompts"));
+    }
+}

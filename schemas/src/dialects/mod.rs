@@ -1,0 +1,191 @@
+//! The dialect registry: how each instrumentation names the facts the canonical row holds.
+//!
+//! Instrumentations disagree on names (DESIGN.md "Dialects"): the tool is `gen_ai.tool.name` in the
+//! semantic conventions, `traceloop.entity.name` (or the span name `{tool}.tool`) in Traceloop,
+//! `mcp.tool.name` in OpenLIT and Sentry, `tool.name` in OpenInference. Rather than `if` chains in
+//! the converter, every dialect is *data*: a [`Dialect`] says how to recognise it (scope name
+//! prefixes, marker attributes) and lists [`Mapping`]s (source -> target column + transform) and
+//! [`ContentSource`]s (which attributes hold payloads, and what role they play). Adding a dialect
+//! is one file plus one line in [`DIALECTS`].
+//!
+//! Precedence: dialects are applied in [`DIALECTS`] order and a column keeps the first value it
+//! receives, so the canonical semantic-convention names (first entry) always win over a dialect's
+//! name for the same fact.
+
+mod atlas;
+mod engine;
+mod logfire;
+mod mcp_sdk;
+mod openinference;
+mod openlit;
+mod semconv;
+mod semconv_deprecated;
+mod sentry;
+mod traceloop;
+
+pub(crate) use engine::{DialectEngine, SpanView};
+
+/// One instrumentation's naming of the canonical facts.
+#[derive(Debug)]
+pub struct Dialect {
+    /// Stable id, recorded in the `dialects` column (e.g. `"traceloop"`).
+    pub id: &'static str,
+    /// What instrumentation this is, for docs and `tripline rules`-style listings.
+    pub description: &'static str,
+    /// How a span is recognised as written by this instrumentation.
+    pub detect: Detect,
+    /// Typed-column mappings.
+    pub mappings: &'static [Mapping],
+    /// Attributes that hold content payloads (moved out of `attributes`, used for derived facts).
+    pub content: &'static [ContentSource],
+}
+
+/// Recognition rule: the dialect matches a span if its scope name starts with one of
+/// `scope_prefixes`, or it carries one of the `markers` (an exact attribute name, or a prefix when
+/// the marker ends with `*`).
+#[derive(Debug)]
+pub struct Detect {
+    /// Instrumentation scope name prefixes.
+    pub scope_prefixes: &'static [&'static str],
+    /// Marker attribute names (`name` exact, `prefix*` prefix).
+    pub markers: &'static [&'static str],
+}
+
+/// Where a mapped value comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// A span attribute, by exact name.
+    Attr(&'static str),
+    /// The span name matched against a pattern such as `"{tool}.tool"` or
+    /// `"MCP send {method} {name}"`. A `{placeholder}` matches one or more characters without
+    /// whitespace; the whole name must match.
+    SpanName(&'static str),
+}
+
+/// How the source value becomes the column value.
+#[derive(Debug, Clone, Copy)]
+pub enum Transform {
+    /// The value as-is, coerced to the column type (ints parsed from strings and so on).
+    Identity,
+    /// Parse the value as JSON and take the value at this JSON pointer (RFC 6901).
+    JsonPointer(&'static str),
+    /// This constant, whenever the source is present / the span name matches.
+    Constant(&'static str),
+    /// The text a span-name placeholder matched.
+    Capture(&'static str),
+}
+
+/// A precondition on a mapping.
+#[derive(Debug, Clone, Copy)]
+pub enum Condition {
+    /// The attribute exists and its value (as text) equals the given value.
+    AttrEquals(&'static str, &'static str),
+}
+
+/// One source -> column mapping.
+#[derive(Debug)]
+pub struct Mapping {
+    /// Where the value comes from.
+    pub source: Source,
+    /// Target column (one of `crate::schema::col`, a liftable column or `result_is_error`).
+    pub target: &'static str,
+    /// How the value is transformed.
+    pub transform: Transform,
+    /// Only applies when this holds.
+    pub when: Option<Condition>,
+}
+
+impl Mapping {
+    /// An attribute copied as-is into a column.
+    pub const fn attr(name: &'static str, target: &'static str) -> Mapping {
+        Mapping {
+            source: Source::Attr(name),
+            target,
+            transform: Transform::Identity,
+            when: None,
+        }
+    }
+}
+
+/// The role a content payload plays, which decides what is derived from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentRole {
+    /// Tool call arguments (a JSON object) -> `tool_call_arguments_digest`.
+    ToolArguments,
+    /// A tool result (a `CallToolResult`, a content block list, or a vendor wrapper of one) ->
+    /// `result_*` facts.
+    ToolResult,
+    /// A list of tool definitions (`gen_ai.tool.definitions` form) -> `tool_definitions`.
+    ToolDefinitions,
+    /// A JSON-RPC request or a vendor wrapper of one (`{"method","params"}`,
+    /// `{"tool_name","arguments"}`) -> arguments digest, `mcp_meta_traceparent`.
+    Request,
+    /// A JSON-RPC result or a vendor wrapper of one: whatever it holds (tool result, tool list) is
+    /// recognised by shape.
+    Response,
+    /// Messages, instructions and other payloads: stored, nothing derived.
+    Opaque,
+}
+
+/// An attribute holding a content payload.
+#[derive(Debug)]
+pub struct ContentSource {
+    /// Attribute name; a trailing `*` makes it a prefix (`mcp.request.argument.*`).
+    pub attr: &'static str,
+    /// What the payload is.
+    pub role: ContentRole,
+}
+
+/// Every known dialect, canonical first (see the module docs on precedence).
+pub static DIALECTS: &[&Dialect] = &[
+    &semconv::SEMCONV,
+    &semconv_deprecated::SEMCONV_DEPRECATED,
+    &mcp_sdk::MCP_SDK,
+    &traceloop::TRACELOOP,
+    &openlit::OPENLIT,
+    &logfire::LOGFIRE,
+    &sentry::SENTRY,
+    &openinference::OPENINFERENCE,
+    &atlas::ATLAS,
+];
+
+/// Looks a dialect up by id.
+pub fn dialect(id: &str) -> Option<&'static Dialect> {
+    DIALECTS.iter().copied().find(|d| d.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::lift::slot_index;
+    use crate::schema::col;
+
+    #[test]
+    fn ids_are_unique_and_targets_exist() {
+        let mut ids: Vec<&str> = DIALECTS.iter().map(|d| d.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), DIALECTS.len());
+        for d in DIALECTS {
+            for m in d.mappings {
+                assert!(
+                    slot_index(m.target).is_some() || m.target == col::RESULT_IS_ERROR,
+                    "dialect {} maps into unknown column {}",
+                    d.id,
+                    m.target
+                );
+                if let (Source::SpanName(p), Transform::Capture(name)) = (m.source, m.transform) {
+                    assert!(
+                        p.contains(&format!("{{{name}}}")),
+                        "{}: {p} lacks {{{name}}}",
+                        d.id
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            DIALECTS[0].id, "semconv",
+            "canonical names must be applied first"
+        );
+    }
+}
