@@ -10,10 +10,19 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "tripline", version, about = "Find the silent breakage in AI agents that call tools over MCP")]
+#[command(
+    name = "tripline",
+    version,
+    about = "Find the silent breakage in AI agents that call tools over MCP"
+)]
 struct Cli {
     /// Directory of the Parquet span store.
-    #[arg(long, global = true, env = "TRIPLINE_DATA_DIR", default_value = "./tripline-data")]
+    #[arg(
+        long,
+        global = true,
+        env = "TRIPLINE_DATA_DIR",
+        default_value = "./tripline-data"
+    )]
     data_dir: PathBuf,
     #[command(subcommand)]
     command: Command,
