@@ -1,21 +1,138 @@
 //! Command-line entry points of the collector: `tripline collect` and `tripline ingest`.
+//! The only place in this crate that uses `anyhow`: it turns library errors into messages and
+//! outcomes into exit codes (0 ok, 2 error or a failed file).
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use crate::config::{FsyncPolicy, PipelineConfig, ServerConfig};
+use crate::ingest::{ingest_paths, IngestOptions};
+use crate::pipeline::Pipeline;
+use crate::server::Server;
+use crate::telemetry::Stats;
+
+/// Settings of the write path shared by `collect` and `ingest`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StoreArgs {
+    /// When to fsync the write-ahead log: `always` acknowledges only synced data.
+    #[arg(long, value_enum, default_value = "always")]
+    pub fsync: FsyncPolicy,
+    /// Roll a Parquet file once it reaches this many bytes.
+    #[arg(long, default_value_t = 128 * 1024 * 1024)]
+    pub max_file_bytes: u64,
+    /// Roll a Parquet file once it has been open this many seconds.
+    #[arg(long, default_value_t = 60)]
+    pub max_file_age_secs: u64,
+    /// Flush a Parquet row group at this many rows (it is also bounded by bytes).
+    #[arg(long, default_value_t = 64 * 1024)]
+    pub row_group_rows: usize,
+    /// Drop content columns (tool arguments and results, messages) at ingest.
+    #[arg(long)]
+    pub redact_content: bool,
+}
+
+impl StoreArgs {
+    fn pipeline_config(&self, data_dir: &Path) -> PipelineConfig {
+        let mut c = PipelineConfig::new(data_dir);
+        c.fsync = self.fsync;
+        c.max_file_bytes = self.max_file_bytes;
+        c.max_file_age = Duration::from_secs(self.max_file_age_secs.max(1));
+        c.row_group_rows = self.row_group_rows.max(1);
+        c
+    }
+}
 
 #[derive(clap::Args)]
-pub struct CollectArgs {}
+pub struct CollectArgs {
+    /// OTLP/HTTP listen address.
+    #[arg(long, default_value = "127.0.0.1:4318")]
+    pub http: SocketAddr,
+    /// OTLP/gRPC listen address.
+    #[arg(long, default_value = "127.0.0.1:4317")]
+    pub grpc: SocketAddr,
+    /// Refuse request bodies larger than this after decompression (413).
+    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Require `Authorization: Bearer <token>` with the token in this file.
+    #[arg(long)]
+    pub auth_token_file: Option<PathBuf>,
+    /// Log the collector's counters every this many seconds.
+    #[arg(long, default_value_t = 30)]
+    pub stats_interval_secs: u64,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
 
 #[derive(clap::Args)]
 pub struct IngestArgs {
     /// Files or directories to import.
+    #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
-pub fn collect(_data_dir: &Path, _args: CollectArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("collect is not built yet")
+pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
+    let auth_token = match &args.auth_token_file {
+        Some(p) => Some(crate::auth::load_token(p)?),
+        None => None,
+    };
+    let config = ServerConfig {
+        http: args.http,
+        grpc: args.grpc,
+        max_body_bytes: args.max_body_bytes,
+        auth_token,
+        redact_content: args.store.redact_content,
+        stats_interval: Duration::from_secs(args.stats_interval_secs.max(1)),
+        retry_after_secs: 1,
+        pipeline: args.store.pipeline_config(data_dir),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("tripline-collect")
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let server = Server::start(config)
+            .await
+            .with_context(|| format!("cannot start the collector on {}", data_dir.display()))?;
+        eprintln!(
+            "tripline collect: listening http={} grpc={} data_dir={}",
+            server.http_addr(),
+            server.grpc_addr(),
+            data_dir.display()
+        );
+        let signal = crate::shutdown::wait_for_signal().await;
+        tracing::info!(signal, "stopping: draining requests and flushing parquet");
+        server.shutdown().await.context("shutdown did not complete; acknowledged data is in the WAL and is written on the next start")?;
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
-pub fn ingest(_data_dir: &Path, _args: IngestArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("ingest is not built yet")
+pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
+    let stats = Arc::new(Stats::default());
+    let pipeline = Pipeline::start(args.store.pipeline_config(data_dir), stats)
+        .with_context(|| format!("cannot open the store {}", data_dir.display()))?;
+    let summary = ingest_paths(
+        &pipeline,
+        &args.paths,
+        &IngestOptions {
+            redact_content: args.store.redact_content,
+            progress: true,
+        },
+    );
+    pipeline
+        .shutdown()
+        .context("flushing to parquet failed; the imported spans are in the WAL and are written on the next start")?;
+    eprintln!("{}", summary.render());
+    Ok(if summary.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }

@@ -1,0 +1,121 @@
+//! Admission control: a request gets a reservation for its converted batch *before* anything is
+//! written; without one it is refused (429 / RESOURCE_EXHAUSTED with `Retry-After`). The
+//! reservation is released when the Parquet writer has taken the batch, so memory between the
+//! receivers and the writer stays bounded by batches and bytes.
+
+use std::sync::{Arc, Condvar, Mutex};
+
+#[derive(Debug, Default)]
+struct Used {
+    batches: usize,
+    bytes: usize,
+}
+
+/// The bounded queue between the request path and the batcher.
+#[derive(Debug)]
+pub struct Backlog {
+    used: Mutex<Used>,
+    freed: Condvar,
+    max_batches: usize,
+    max_bytes: usize,
+}
+
+/// A slot in the queue; dropping it frees the slot.
+#[derive(Debug)]
+pub struct Reservation {
+    backlog: Arc<Backlog>,
+    bytes: usize,
+}
+
+impl Backlog {
+    pub fn new(max_batches: usize, max_bytes: usize) -> Arc<Backlog> {
+        Arc::new(Backlog {
+            used: Mutex::new(Used::default()),
+            freed: Condvar::new(),
+            max_batches,
+            max_bytes,
+        })
+    }
+
+    fn fits(&self, used: &Used, bytes: usize) -> bool {
+        // One batch larger than the byte budget is still admitted into an empty queue, so a
+        // request within the body cap can always eventually pass.
+        used.batches < self.max_batches
+            && (used.batches == 0 || used.bytes + bytes <= self.max_bytes)
+    }
+
+    /// Reserve room for a batch of `bytes`, or `None` when the queue is full.
+    pub fn try_reserve(self: &Arc<Self>, bytes: usize) -> Option<Reservation> {
+        let mut used = self.used.lock().ok()?;
+        if !self.fits(&used, bytes) {
+            return None;
+        }
+        used.batches += 1;
+        used.bytes += bytes;
+        Some(Reservation {
+            backlog: Arc::clone(self),
+            bytes,
+        })
+    }
+
+    /// Reserve, waiting for room (file import: back-pressure instead of refusal).
+    /// `None` only if the lock was poisoned or the queue admits nothing at all.
+    pub fn reserve_blocking(self: &Arc<Self>, bytes: usize) -> Option<Reservation> {
+        if self.max_batches == 0 {
+            return None;
+        }
+        let mut used = self.used.lock().ok()?;
+        while !self.fits(&used, bytes) {
+            used = self.freed.wait(used).ok()?;
+        }
+        used.batches += 1;
+        used.bytes += bytes;
+        Some(Reservation {
+            backlog: Arc::clone(self),
+            bytes,
+        })
+    }
+
+    /// Batches currently queued.
+    pub fn queued(&self) -> usize {
+        self.used.lock().map(|u| u.batches).unwrap_or(0)
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if let Ok(mut used) = self.backlog.used.lock() {
+            used.batches = used.batches.saturating_sub(1);
+            used.bytes = used.bytes.saturating_sub(self.bytes);
+        }
+        self.backlog.freed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_queue_refuses_until_a_slot_is_freed() {
+        let b = Backlog::new(2, 100);
+        let r1 = b.try_reserve(60).unwrap();
+        assert!(b.try_reserve(50).is_none(), "bytes over budget");
+        let r2 = b.try_reserve(40).unwrap();
+        assert!(b.try_reserve(0).is_none(), "batches over budget");
+        assert_eq!(b.queued(), 2);
+        drop(r1);
+        let _r3 = b.try_reserve(60).unwrap();
+        drop(r2);
+        assert_eq!(b.queued(), 1);
+    }
+
+    #[test]
+    fn oversize_batch_fits_an_empty_queue() {
+        let b = Backlog::new(4, 10);
+        let r = b.try_reserve(1000).unwrap();
+        assert!(b.try_reserve(1).is_none());
+        drop(r);
+        assert!(b.reserve_blocking(1000).is_some());
+    }
+}

@@ -1,0 +1,94 @@
+//! Settings of the pipeline and of the network receivers, in one place so the CLI, the tests and
+//! `tripline demo` build them the same way (`Default` is the embedded, safe configuration).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// When the write-ahead log is fsynced relative to the acknowledgement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FsyncPolicy {
+    /// Every request waits for an fsync covering its bytes before it is acknowledged (group
+    /// commit: concurrent requests share one fsync). Nothing acknowledged is lost on power loss.
+    Always,
+    /// A background thread fsyncs periodically; a crash of the machine can lose the last interval.
+    Interval,
+    /// Leave it to the operating system; a process crash loses nothing, a machine crash may.
+    Never,
+}
+
+/// Everything the write path (WAL, batcher, Parquet writer) needs.
+#[derive(Debug, Clone)]
+pub struct PipelineConfig {
+    /// Root of the store: `spans/` and `wal/` live below it.
+    pub data_dir: PathBuf,
+    pub fsync: FsyncPolicy,
+    /// Period of the background fsync under [`FsyncPolicy::Interval`].
+    pub fsync_interval: Duration,
+    /// A Parquet file is closed and renamed once it reaches this many bytes.
+    pub max_file_bytes: u64,
+    /// ... or once it has been open this long.
+    pub max_file_age: Duration,
+    /// A row group is flushed at this many rows ...
+    pub row_group_rows: usize,
+    /// ... or when its buffered (encoded) size reaches this many bytes.
+    pub row_group_bytes: usize,
+    /// A WAL segment is closed and a new one started beyond this size.
+    pub wal_segment_bytes: u64,
+    /// Admission control: converted batches waiting for the Parquet writer.
+    pub max_queue_batches: usize,
+    /// Admission control: bytes of those batches (Arrow IPC size).
+    pub max_queue_bytes: usize,
+}
+
+impl PipelineConfig {
+    /// The defaults of `tripline collect` for a store at `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        PipelineConfig {
+            data_dir: data_dir.into(),
+            fsync: FsyncPolicy::Always,
+            fsync_interval: Duration::from_millis(200),
+            max_file_bytes: 128 * 1024 * 1024,
+            max_file_age: Duration::from_secs(60),
+            row_group_rows: 64 * 1024,
+            row_group_bytes: 32 * 1024 * 1024,
+            wal_segment_bytes: 64 * 1024 * 1024,
+            max_queue_batches: 1024,
+            max_queue_bytes: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// The receivers' settings on top of the pipeline's.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub http: SocketAddr,
+    pub grpc: SocketAddr,
+    /// Cap on a request body, applied after decompression (and to the compressed body too).
+    pub max_body_bytes: usize,
+    /// Bearer token required on every request when set.
+    pub auth_token: Option<String>,
+    /// Drop content columns (arguments, results, messages) at ingest.
+    pub redact_content: bool,
+    /// Period of the self-telemetry log line.
+    pub stats_interval: Duration,
+    /// Seconds suggested to a client refused with 429 / RESOURCE_EXHAUSTED.
+    pub retry_after_secs: u32,
+    pub pipeline: PipelineConfig,
+}
+
+impl ServerConfig {
+    /// Loopback defaults (`127.0.0.1:4318` / `:4317`), 64 MiB cap, no auth.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        ServerConfig {
+            http: SocketAddr::from(([127, 0, 0, 1], 4318)),
+            grpc: SocketAddr::from(([127, 0, 0, 1], 4317)),
+            max_body_bytes: 64 * 1024 * 1024,
+            auth_token: None,
+            redact_content: false,
+            stats_interval: Duration::from_secs(30),
+            retry_after_secs: 1,
+            pipeline: PipelineConfig::new(data_dir),
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Exactly-once replay: which WAL records are already in committed Parquet files.
+//!
+//! The checkpoint is advanced only after files are committed, so a crash between a file's rename
+//! and the checkpoint update leaves WAL records whose rows are already in Parquet. Every part file
+//! says which WAL records it holds for its partition (see [`crate::parquet_writer`]): for a
+//! partition, all rows of every record in `[first_seq, last_seq]` went to that one file. Replay
+//! drops a record's rows of a partition when a committed file of that partition covers it.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+use crate::layout::{is_part_file, Partition};
+use crate::parquet_writer::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
+
+/// Sequence ranges per partition, loaded lazily (only partitions replay touches are read).
+pub struct Coverage {
+    data_dir: PathBuf,
+    epoch: String,
+    ranges: HashMap<Partition, Vec<(u64, u64)>>,
+}
+
+impl Coverage {
+    pub fn new(data_dir: &Path, epoch: &str) -> Coverage {
+        Coverage {
+            data_dir: data_dir.to_path_buf(),
+            epoch: epoch.to_string(),
+            ranges: HashMap::new(),
+        }
+    }
+
+    /// Whether the rows of WAL record `seq` in `partition` are already committed.
+    pub fn covers(&mut self, partition: Partition, seq: u64) -> bool {
+        let data_dir = &self.data_dir;
+        let epoch = &self.epoch;
+        let ranges = self
+            .ranges
+            .entry(partition)
+            .or_insert_with(|| load_ranges(&partition.dir(data_dir), epoch));
+        ranges.iter().any(|(a, b)| *a <= seq && seq <= *b)
+    }
+}
+
+fn load_ranges(dir: &Path, epoch: &str) -> Vec<(u64, u64)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !is_part_file(&name.to_string_lossy()) {
+            continue;
+        }
+        let path = entry.path();
+        match read_range(&path, epoch) {
+            Ok(Some(r)) => out.push(r),
+            Ok(None) => {}
+            Err(reason) => {
+                tracing::warn!(file = %path.display(), %reason, "replay: cannot read part file footer; not used for de-duplication")
+            }
+        }
+    }
+    out
+}
+
+fn read_range(path: &Path, epoch: &str) -> Result<Option<(u64, u64)>, String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let reader = SerializedFileReader::new(file).map_err(|e| e.to_string())?;
+    let Some(kv) = reader.metadata().file_metadata().key_value_metadata() else {
+        return Ok(None);
+    };
+    let get = |k: &str| {
+        kv.iter()
+            .find(|e| e.key == k)
+            .and_then(|e| e.value.as_deref())
+    };
+    if get(META_WAL_EPOCH) != Some(epoch) {
+        return Ok(None);
+    }
+    let first = get(META_WAL_FIRST_SEQ).and_then(|v| v.parse().ok());
+    let last = get(META_WAL_LAST_SEQ).and_then(|v| v.parse().ok());
+    Ok(first.zip(last))
+}

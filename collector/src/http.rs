@@ -1,0 +1,209 @@
+//! OTLP/HTTP receiver: `POST /v1/traces` with protobuf or JSON bodies, plain, gzip or zstd.
+//!
+//! Checks run cheapest first (auth, content type, encoding, declared length) so a refused request
+//! costs almost nothing; the body is read under the cap, then processed in a detached task
+//! ([`crate::request`]) whose result is awaited: if the client disconnects, the task still
+//! finishes its WAL append, and nobody's data is cancelled halfway.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+
+use crate::auth::authorized;
+use crate::limits::Encoding;
+use crate::otlp_response::{code, encode_response, encode_status, export_response, Format};
+use crate::request::{process_body, Context, Refusal};
+
+/// Shared state of the HTTP receiver.
+pub struct HttpState {
+    pub ctx: Context,
+    pub auth_token: Option<String>,
+    pub retry_after_secs: u32,
+}
+
+/// The router serving `POST /v1/traces`.
+pub fn router(state: Arc<HttpState>) -> Router {
+    Router::new()
+        .route("/v1/traces", post(export_traces))
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .with_state(state)
+}
+
+async fn export_traces(
+    State(state): State<Arc<HttpState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let format = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(Format::from_content_type);
+    let auth = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
+    if !authorized(state.auth_token.as_deref(), auth) {
+        let why = if auth.is_some() {
+            "the bearer token is not valid; send the token from --auth-token-file as `Authorization: Bearer <token>`"
+        } else {
+            "missing bearer token; send `Authorization: Bearer <token>` (the collector runs with --auth-token-file)"
+        };
+        return refuse(
+            &state,
+            format.unwrap_or(Format::Json),
+            StatusCode::UNAUTHORIZED,
+            code::UNAUTHENTICATED,
+            why,
+        );
+    }
+    let Some(format) = format else {
+        let got = headers
+            .get(header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_else(|| "none".to_string());
+        let msg = format!(
+            "unsupported content type `{got}`; send application/x-protobuf or application/json"
+        );
+        return refuse(
+            &state,
+            Format::Json,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            code::INVALID_ARGUMENT,
+            &msg,
+        );
+    };
+    let encoding_header = headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let Some(encoding) = Encoding::parse(encoding_header.as_deref()) else {
+        let msg = format!(
+            "unsupported content encoding `{}`; send the body plain, gzip or zstd",
+            encoding_header.unwrap_or_default()
+        );
+        return refuse(
+            &state,
+            format,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            code::INVALID_ARGUMENT,
+            &msg,
+        );
+    };
+    let cap = state.ctx.max_body_bytes;
+    let too_large = || {
+        format!("request body exceeds the limit of {cap} bytes; send smaller batches (or raise --max-body-bytes)")
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > cap as u64) {
+        return refuse(
+            &state,
+            format,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            code::RESOURCE_EXHAUSTED,
+            &too_large(),
+        );
+    }
+    let bytes = match Limited::new(body, cap).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            return refuse(
+                &state,
+                format,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                code::RESOURCE_EXHAUSTED,
+                &too_large(),
+            );
+        }
+        Err(e) => {
+            let msg = format!("cannot read the request body: {e}; resend the request");
+            return refuse(
+                &state,
+                format,
+                StatusCode::BAD_REQUEST,
+                code::INVALID_ARGUMENT,
+                &msg,
+            );
+        }
+    };
+    let ctx = state.ctx.clone();
+    // Detached: runs to completion even if this handler future is dropped (client gone).
+    let task = tokio::spawn(async move {
+        tokio::task::spawn_blocking(move || process_body(&ctx, &bytes, encoding, format)).await
+    });
+    let outcome = match task.await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(e)) | Err(e) => Err(Refusal::Unavailable(format!(
+            "internal error while storing the request: {e}; retry, and report it if it persists"
+        ))),
+    };
+    match outcome {
+        Ok(accepted) => {
+            state.ctx.stats.request("http", 200);
+            if accepted.rejected > 0 {
+                tracing::info!(protocol = "http", accepted = accepted.accepted, rejected = accepted.rejected, reason = %accepted.message, "partial success");
+            }
+            let body = encode_response(
+                format,
+                &export_response(accepted.rejected, &accepted.message),
+            );
+            ([(header::CONTENT_TYPE, format.content_type())], body).into_response()
+        }
+        Err(Refusal::BadRequest(m)) => refuse(
+            &state,
+            format,
+            StatusCode::BAD_REQUEST,
+            code::INVALID_ARGUMENT,
+            &m,
+        ),
+        Err(Refusal::TooLarge(m)) => refuse(
+            &state,
+            format,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            code::RESOURCE_EXHAUSTED,
+            &m,
+        ),
+        Err(Refusal::Overloaded(m)) => refuse(
+            &state,
+            format,
+            StatusCode::TOO_MANY_REQUESTS,
+            code::RESOURCE_EXHAUSTED,
+            &m,
+        ),
+        Err(Refusal::Unavailable(m)) => refuse(
+            &state,
+            format,
+            StatusCode::SERVICE_UNAVAILABLE,
+            code::UNAVAILABLE,
+            &m,
+        ),
+    }
+}
+
+/// A non-2xx answer: logged with its reason, counted, body a `google.rpc.Status`.
+fn refuse(
+    state: &HttpState,
+    format: Format,
+    status: StatusCode,
+    rpc_code: i32,
+    message: &str,
+) -> Response {
+    tracing::warn!(protocol = "http", status = status.as_u16(), reason = %message, "request refused");
+    state.ctx.stats.request("http", status.as_u16());
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, format.content_type())],
+        encode_status(format, rpc_code, message),
+    )
+        .into_response();
+    if status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE {
+        if let Ok(v) = HeaderValue::from_str(&state.retry_after_secs.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+    }
+    response
+}

@@ -1,0 +1,374 @@
+//! The write pipeline shared by the network receivers and `tripline ingest`:
+//! converted batch -> admission (bounded queue) -> WAL append (+ fsync per policy) -> batcher
+//! thread -> Parquet. [`Pipeline::submit`] returns once the batch is as durable as the fsync
+//! policy promises, which is when a receiver may acknowledge it.
+//!
+//! Start-up order matters for exactly-once: leftover temporary files are removed, the batcher
+//! starts, the WAL is opened and every record not yet durable is replayed through the batcher
+//! (minus the rows a committed file already covers), and only then are new records accepted.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use arrow::record_batch::RecordBatch;
+use schemas::convert::Converted;
+
+use crate::backlog::Backlog;
+use crate::batcher::{row_partitions, Batcher, Control, Msg, Queued};
+use crate::config::{FsyncPolicy, PipelineConfig};
+use crate::coverage::Coverage;
+use crate::layout::{remove_leftover_tmp_files, WAL_DIR};
+use crate::telemetry::Stats;
+use crate::wal::checkpoint::Checkpoint;
+use crate::wal::{ipc, Wal, WalError};
+
+/// Why the pipeline could not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Wal(#[from] WalError),
+    #[error("cannot prepare the data directory {path}: {source}; check it is writable")]
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot start the parquet writer thread: {0}")]
+    Thread(std::io::Error),
+    #[error("the parquet writer thread stopped unexpectedly; restart the collector (acknowledged data is in the WAL)")]
+    WriterGone,
+    #[error("flushing parquet files failed: {0}; the rows stay in the WAL and are written on the next start")]
+    Flush(String),
+}
+
+/// Why a batch was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    /// The queue is full: the client should retry later (429 / RESOURCE_EXHAUSTED).
+    #[error("the collector is overloaded ({queued} batches waiting to be written); retry later")]
+    Overloaded { queued: usize },
+    /// The collector is stopping.
+    #[error("the collector is shutting down; retry against a running collector")]
+    ShuttingDown,
+    /// The batch could not be written to the WAL (a server-side storage problem).
+    #[error(transparent)]
+    Wal(#[from] WalError),
+    #[error(
+        "cannot serialise the batch for the WAL: {0}; this is a bug in tripline, please report it"
+    )]
+    Encode(#[from] arrow::error::ArrowError),
+}
+
+/// The running write path of one data directory.
+pub struct Pipeline {
+    config: PipelineConfig,
+    wal: Arc<Wal>,
+    tx: Mutex<Option<Sender<Msg>>>,
+    backlog: Arc<Backlog>,
+    control: Arc<Control>,
+    stats: Arc<Stats>,
+    batcher: Mutex<Option<JoinHandle<()>>>,
+    syncer_stop: Arc<AtomicBool>,
+    syncer: Mutex<Option<JoinHandle<()>>>,
+    replayed_records: u64,
+}
+
+impl Pipeline {
+    /// Open the store at `config.data_dir`, replay the WAL and start the batcher thread.
+    pub fn start(config: PipelineConfig, stats: Arc<Stats>) -> Result<Pipeline, PipelineError> {
+        let data_dir = config.data_dir.clone();
+        std::fs::create_dir_all(&data_dir).map_err(|source| PipelineError::DataDir {
+            path: data_dir.display().to_string(),
+            source,
+        })?;
+        let removed =
+            remove_leftover_tmp_files(&data_dir).map_err(|source| PipelineError::DataDir {
+                path: data_dir.display().to_string(),
+                source,
+            })?;
+        if removed > 0 {
+            tracing::info!(
+                removed,
+                "removed leftover temporary parquet files (their rows are replayed from the WAL)"
+            );
+        }
+        let wal_dir = data_dir.join(WAL_DIR);
+        let checkpoint = Checkpoint::load_or_create(&wal_dir)?;
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let control = Arc::new(Control::default());
+        let batcher = Batcher::new(config.clone(), checkpoint.epoch.clone(), Arc::clone(&stats));
+        let thread_control = Arc::clone(&control);
+        let handle = std::thread::Builder::new()
+            .name("tripline-batcher".into())
+            .spawn(move || batcher.run(rx, thread_control))
+            .map_err(PipelineError::Thread)?;
+
+        let backlog = Backlog::new(config.max_queue_batches, config.max_queue_bytes);
+        let mut coverage = Coverage::new(&data_dir, &checkpoint.epoch);
+        let mut replayed = 0u64;
+        let mut skipped_rows = 0usize;
+        let replay_tx = tx.clone();
+        let wal = Wal::open(
+            &wal_dir,
+            config.fsync,
+            config.wal_segment_bytes,
+            |seq, payload| {
+                let batch = match ipc::decode(&payload) {
+                    Ok(batches) => concat(batches),
+                    Err(e) => {
+                        tracing::error!(seq, error = %e, "replay: WAL record is not a readable batch; skipped");
+                        None
+                    }
+                };
+                let batch = batch.map(|b| {
+                    let (kept, skipped) = drop_covered_rows(&b, seq, &mut coverage);
+                    skipped_rows += skipped;
+                    kept
+                });
+                // Empty records still go through, so the batcher sees every sequence number.
+                let batch = batch.unwrap_or_else(|| RecordBatch::new_empty(schemas::span_schema()));
+                replayed += 1;
+                // Back-pressure, so replaying a large WAL keeps memory bounded too.
+                let reservation = backlog.reserve_blocking(payload.len());
+                let _ = replay_tx.send(Msg::Batch(Queued {
+                    seq,
+                    batch,
+                    received: Instant::now(),
+                    reservation,
+                }));
+            },
+        )?;
+        drop(replay_tx);
+        if replayed > 0 {
+            tracing::info!(
+                records = replayed,
+                rows_already_in_parquet = skipped_rows,
+                "replayed WAL records not yet in parquet"
+            );
+        }
+        let wal = Arc::new(wal);
+        stats
+            .wal_bytes_on_disk
+            .store(wal.bytes_on_disk(), Ordering::Relaxed);
+        tx.send(Msg::AttachWal(Arc::clone(&wal)))
+            .map_err(|_| PipelineError::WriterGone)?;
+        if replayed > 0 {
+            // Commit what replay wrote right away, so the WAL is released early.
+            let (rtx, rrx) = mpsc::sync_channel(1);
+            tx.send(Msg::Flush(rtx))
+                .map_err(|_| PipelineError::WriterGone)?;
+            rrx.recv()
+                .map_err(|_| PipelineError::WriterGone)?
+                .map_err(PipelineError::Flush)?;
+        }
+
+        let syncer_stop = Arc::new(AtomicBool::new(false));
+        let syncer = if config.fsync == FsyncPolicy::Interval {
+            let wal = Arc::clone(&wal);
+            let stop = Arc::clone(&syncer_stop);
+            let every = config.fsync_interval;
+            Some(
+                std::thread::Builder::new()
+                    .name("tripline-wal-sync".into())
+                    .spawn(move || {
+                        while !stop.load(Ordering::Relaxed) {
+                            std::thread::sleep(every);
+                            if let Err(e) = wal.sync_all() {
+                                tracing::error!(error = %e, "wal: periodic fsync failed");
+                            }
+                        }
+                    })
+                    .map_err(PipelineError::Thread)?,
+            )
+        } else {
+            None
+        };
+        Ok(Pipeline {
+            backlog,
+            config,
+            wal,
+            tx: Mutex::new(Some(tx)),
+            control,
+            stats,
+            batcher: Mutex::new(Some(handle)),
+            syncer_stop,
+            syncer: Mutex::new(syncer),
+            replayed_records: replayed,
+        })
+    }
+
+    /// The store this pipeline writes.
+    pub fn data_dir(&self) -> &Path {
+        &self.config.data_dir
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
+    /// Batches acknowledged but not yet taken by the Parquet writer.
+    pub fn queued_batches(&self) -> usize {
+        self.backlog.queued()
+    }
+
+    /// WAL records replayed at start.
+    pub fn replayed_records(&self) -> u64 {
+        self.replayed_records
+    }
+
+    /// Accept a converted batch: refuse it if the queue is full, else append it to the WAL,
+    /// enqueue it for Parquet and return once it is durable per the fsync policy.
+    pub fn submit(&self, converted: &Converted) -> Result<(), SubmitError> {
+        self.submit_inner(&converted.batch, false)
+    }
+
+    /// Like [`Pipeline::submit`] but waits for room in the queue instead of refusing (imports).
+    pub fn submit_wait(&self, converted: &Converted) -> Result<(), SubmitError> {
+        self.submit_inner(&converted.batch, true)
+    }
+
+    fn submit_inner(&self, batch: &RecordBatch, wait: bool) -> Result<(), SubmitError> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let payload = ipc::encode(batch)?;
+        let reservation = if wait {
+            self.backlog.reserve_blocking(payload.len())
+        } else {
+            self.backlog.try_reserve(payload.len())
+        };
+        let Some(reservation) = reservation else {
+            return Err(SubmitError::Overloaded {
+                queued: self.backlog.queued(),
+            });
+        };
+        let tx = self
+            .tx
+            .lock()
+            .map_err(|_| SubmitError::ShuttingDown)?
+            .clone()
+            .ok_or(SubmitError::ShuttingDown)?;
+        let received = Instant::now();
+        let (seq, sent) = self.wal.append(&payload, |seq| {
+            tx.send(Msg::Batch(Queued {
+                seq,
+                batch: batch.clone(),
+                received,
+                reservation: Some(reservation),
+            }))
+        })?;
+        Stats::add(&self.stats.wal_bytes_appended, payload.len() as u64);
+        self.stats
+            .wal_bytes_on_disk
+            .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
+        self.wal.commit(seq)?;
+        if sent.is_err() {
+            // In the WAL (replayed on the next start) but the writer is gone: do not ack.
+            return Err(SubmitError::ShuttingDown);
+        }
+        Ok(())
+    }
+
+    /// Commit every open Parquet file now.
+    pub fn flush(&self) -> Result<(), PipelineError> {
+        let (rtx, rrx) = mpsc::sync_channel(1);
+        {
+            let guard = self.tx.lock().map_err(|_| PipelineError::WriterGone)?;
+            let tx = guard.as_ref().ok_or(PipelineError::WriterGone)?;
+            tx.send(Msg::Flush(rtx))
+                .map_err(|_| PipelineError::WriterGone)?;
+        }
+        rrx.recv()
+            .map_err(|_| PipelineError::WriterGone)?
+            .map_err(PipelineError::Flush)
+    }
+
+    /// Stop the batcher from taking batches (the queue fills up and requests get 429). For
+    /// tests and for simulating a stalled disk.
+    pub fn pause_writer(&self, paused: bool) {
+        self.control.set_paused(paused);
+    }
+
+    /// Drain the queue, commit every open file, release the WAL and stop the threads.
+    pub fn shutdown(&self) -> Result<(), PipelineError> {
+        self.control.set_paused(false);
+        self.stop_threads()?;
+        self.wal.sync_all()?;
+        self.stats
+            .wal_bytes_on_disk
+            .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Stop as a crash would: nothing more is written to Parquet, temporary files stay behind,
+    /// the WAL keeps everything acknowledged. For durability tests.
+    pub fn abort(&self) {
+        self.control.abort();
+        let _ = self.stop_threads();
+    }
+
+    fn stop_threads(&self) -> Result<(), PipelineError> {
+        if let Ok(mut tx) = self.tx.lock() {
+            tx.take();
+        }
+        self.syncer_stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.syncer.lock().ok().and_then(|mut s| s.take()) {
+            let _ = h.join();
+        }
+        if let Some(h) = self.batcher.lock().ok().and_then(|mut b| b.take()) {
+            h.join().map_err(|_| PipelineError::WriterGone)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            tracing::error!(error = %e, "pipeline shutdown on drop failed");
+        }
+    }
+}
+
+fn concat(batches: Vec<RecordBatch>) -> Option<RecordBatch> {
+    match batches.len() {
+        0 => None,
+        1 => batches.into_iter().next(),
+        _ => {
+            let schema = batches[0].schema();
+            match arrow::compute::concat_batches(&schema, &batches) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    tracing::error!(error = %e, "replay: cannot join the batches of a WAL record");
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// Remove the rows of record `seq` whose partition already has a committed file covering it.
+fn drop_covered_rows(
+    batch: &RecordBatch,
+    seq: u64,
+    coverage: &mut Coverage,
+) -> (RecordBatch, usize) {
+    let parts = row_partitions(batch);
+    let keep: Vec<bool> = parts.iter().map(|p| !coverage.covers(*p, seq)).collect();
+    let skipped = keep.iter().filter(|k| !**k).count();
+    if skipped == 0 {
+        return (batch.clone(), 0);
+    }
+    let mask = arrow::array::BooleanArray::from(keep);
+    match arrow::compute::filter_record_batch(batch, &mask) {
+        Ok(b) => (b, skipped),
+        Err(e) => {
+            tracing::error!(seq, error = %e, "replay: cannot filter a WAL record; writing it whole");
+            (batch.clone(), 0)
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! A WAL record's payload is the converted batch as an Arrow IPC stream: the request is decoded
+//! and converted exactly once, and replay rebuilds the very same rows without re-running the
+//! dialect mapping (which may have changed between versions).
+
+use arrow::error::ArrowError;
+use arrow::ipc::reader::StreamReader;
+use arrow::ipc::writer::StreamWriter;
+use arrow::record_batch::RecordBatch;
+
+/// Serialise one batch.
+pub fn encode(batch: &RecordBatch) -> Result<Vec<u8>, ArrowError> {
+    let mut out = Vec::with_capacity(batch.get_array_memory_size() / 2);
+    {
+        let mut w = StreamWriter::try_new(&mut out, &batch.schema())?;
+        w.write(batch)?;
+        w.finish()?;
+    }
+    Ok(out)
+}
+
+/// Deserialise the batches of one payload (one in practice).
+pub fn decode(payload: &[u8]) -> Result<Vec<RecordBatch>, ArrowError> {
+    let reader = StreamReader::try_new(payload, None)?;
+    reader.collect()
+}

@@ -1,0 +1,260 @@
+//! Helpers shared by the collector's integration tests: an in-process collector on port 0 in a
+//! temporary store, OTLP requests with GenAI / MCP spans, and a Parquet reader for the store.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use arrow::array::{Array, BinaryArray, StringArray};
+use arrow::record_batch::RecordBatch;
+use collector::{Server, ServerConfig};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{span, ResourceSpans, ScopeSpans, Span, Status};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// 2026-11-30T10:00:00Z in nanoseconds.
+pub const T0: u64 = 1_796_032_800_000_000_000;
+
+/// A collector configuration for tests: loopback port 0, small files, fast rolls.
+pub fn config(data_dir: &Path) -> ServerConfig {
+    let mut c = ServerConfig::new(data_dir);
+    c.http = "127.0.0.1:0".parse().expect("literal address");
+    c.grpc = "127.0.0.1:0".parse().expect("literal address");
+    c.stats_interval = Duration::from_secs(3600);
+    c
+}
+
+pub async fn start(data_dir: &Path) -> Server {
+    Server::start(config(data_dir))
+        .await
+        .expect("collector starts")
+}
+
+pub fn kv(key: &str, value: any_value::Value) -> KeyValue {
+    KeyValue {
+        key: key.to_string(),
+        value: Some(AnyValue { value: Some(value) }),
+        ..Default::default()
+    }
+}
+
+pub fn s(v: &str) -> any_value::Value {
+    any_value::Value::StringValue(v.to_string())
+}
+
+/// A deterministic 16-byte trace id / 8-byte span id derived from `n`.
+pub fn trace_id(n: u64) -> Vec<u8> {
+    let mut v = vec![0xab; 8];
+    v.extend_from_slice(&(n + 1).to_be_bytes());
+    v
+}
+
+pub fn span_id(n: u64) -> Vec<u8> {
+    (n + 1).to_be_bytes().to_vec()
+}
+
+/// One MCP tool call: an `execute_tool` span and its server child, with GenAI / MCP / skill /
+/// guardrail attributes, an event and a link.
+pub fn tool_call_spans(n: u64, start: u64) -> Vec<Span> {
+    let tid = trace_id(n);
+    let parent = span_id(n * 2);
+    let child = span_id(n * 2 + 1);
+    vec![
+        Span {
+            trace_id: tid.clone(),
+            span_id: parent.clone(),
+            trace_state: "vendor=1".into(),
+            name: "execute_tool get_ticket".into(),
+            kind: span::SpanKind::Internal as i32,
+            start_time_unix_nano: start,
+            end_time_unix_nano: start + 5_000_123,
+            attributes: vec![
+                kv("gen_ai.operation.name", s("execute_tool")),
+                kv("gen_ai.tool.name", s("get_ticket")),
+                kv("gen_ai.tool.call.id", s(&format!("call-{n}"))),
+                kv("skill.name", s("triage")),
+                kv("guardrail.decision", s("allow")),
+                kv("custom.count", any_value::Value::IntValue(n as i64)),
+            ],
+            events: vec![span::Event {
+                time_unix_nano: start + 1,
+                name: "checkpoint".into(),
+                attributes: vec![kv("step", any_value::Value::IntValue(1))],
+                dropped_attributes_count: 0,
+            }],
+            flags: 0x101,
+            ..Default::default()
+        },
+        Span {
+            trace_id: tid,
+            span_id: child,
+            parent_span_id: parent,
+            name: "tools/call get_ticket".into(),
+            kind: span::SpanKind::Server as i32,
+            start_time_unix_nano: start + 1_000,
+            end_time_unix_nano: start + 4_000_000,
+            attributes: vec![
+                kv("mcp.method.name", s("tools/call")),
+                kv("jsonrpc.request.id", s(&n.to_string())),
+                kv("gen_ai.tool.name", s("get_ticket")),
+                kv("error.type", s("tool_error")),
+            ],
+            status: Some(Status {
+                message: "boom".into(),
+                code: 2,
+            }),
+            links: vec![span::Link {
+                trace_id: trace_id(n + 1000),
+                span_id: span_id(n + 1000),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+    ]
+}
+
+/// A request holding `spans` for service `service`.
+pub fn request(service: &str, spans: Vec<Span>) -> ExportTraceServiceRequest {
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(Resource {
+                attributes: vec![
+                    kv("service.name", s(service)),
+                    kv("service.version", s("1.2.3")),
+                ],
+                ..Default::default()
+            }),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: "test-scope".into(),
+                    version: "0.1".into(),
+                    ..Default::default()
+                }),
+                spans,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    }
+}
+
+/// Every committed part file under `data_dir`, sorted.
+pub fn part_files(data_dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(data_dir.join("spans"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy();
+            n.starts_with("part-") && n.ends_with(".parquet")
+        })
+        .map(|e| e.into_path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// All rows of the store, one batch per file.
+pub fn read_store(data_dir: &Path) -> Vec<RecordBatch> {
+    part_files(data_dir)
+        .iter()
+        .flat_map(|p| {
+            let f = std::fs::File::open(p).expect("part file opens");
+            ParquetRecordBatchReaderBuilder::try_new(f)
+                .expect("valid parquet")
+                .build()
+                .expect("reader")
+                .map(|b| b.expect("batch"))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// All rows as one batch (canonical schema), sorted by span id, without `columns_to_drop`.
+pub fn store_rows(data_dir: &Path, columns_to_drop: &[&str]) -> RecordBatch {
+    let batches = read_store(data_dir);
+    let schema = batches
+        .first()
+        .map(|b| b.schema())
+        .unwrap_or_else(schemas::span_schema);
+    let all = arrow::compute::concat_batches(&schema, &batches).expect("concat");
+    let ids = all
+        .column_by_name("span_id")
+        .expect("span_id column")
+        .as_any()
+        .downcast_ref::<BinaryArray>()
+        .expect("binary span ids")
+        .clone();
+    let mut order: Vec<u32> = (0..all.num_rows() as u32).collect();
+    order.sort_by_key(|i| ids.value(*i as usize).to_vec());
+    let sorted = arrow::compute::take_record_batch(&all, &arrow::array::UInt32Array::from(order))
+        .expect("take");
+    let keep: Vec<usize> = sorted
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !columns_to_drop.contains(&f.name().as_str()))
+        .map(|(i, _)| i)
+        .collect();
+    sorted.project(&keep).expect("project")
+}
+
+/// Span ids in the store as hex, in storage order.
+pub fn stored_span_ids(data_dir: &Path) -> Vec<String> {
+    read_store(data_dir)
+        .iter()
+        .flat_map(|b| {
+            let ids = b
+                .column_by_name("span_id")
+                .expect("span_id")
+                .as_any()
+                .downcast_ref::<BinaryArray>()
+                .expect("binary")
+                .clone();
+            (0..ids.len())
+                .map(|i| hex(ids.value(i)))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The string column `name` of a batch.
+pub fn strings(batch: &RecordBatch, name: &str) -> Vec<Option<String>> {
+    let a = batch
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("column {name}"))
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .unwrap_or_else(|| panic!("{name} is utf8"))
+        .clone();
+    (0..a.len())
+        .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
+        .collect()
+}
+
+/// Raw HTTP POST (reqwest) of `body` to the collector's `/v1/traces`.
+pub async fn post(
+    server: &Server,
+    body: Vec<u8>,
+    content_type: &str,
+    encoding: Option<&str>,
+    token: Option<&str>,
+) -> reqwest::Response {
+    let mut req = reqwest::Client::new()
+        .post(format!("http://{}/v1/traces", server.http_addr()))
+        .header("content-type", content_type)
+        .body(body);
+    if let Some(e) = encoding {
+        req = req.header("content-encoding", e);
+    }
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    req.send().await.expect("request reaches the collector")
+}

@@ -1,0 +1,252 @@
+//! Negative fixtures (documented in `fixtures/invalid/README.md`): each bad request gets the
+//! answer the OTLP specification prescribes, and the collector keeps serving afterwards.
+
+mod common;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use collector::otlp_response::RpcStatus;
+use common::*;
+use prost::Message;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/invalid")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+async fn assert_still_serving(server: &collector::Server, token: Option<&str>) {
+    let resp = post(
+        server,
+        fixture("valid.json"),
+        "application/json",
+        None,
+        token,
+    )
+    .await;
+    assert_eq!(
+        resp.status(),
+        200,
+        "a good request after a bad one is stored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_protobuf_is_400_with_a_protobuf_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let resp = post(
+        &server,
+        fixture("truncated.pb"),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 400);
+    assert_eq!(resp.headers()["content-type"], "application/x-protobuf");
+    let status = RpcStatus::decode(&resp.bytes().await.unwrap()[..]).unwrap();
+    assert_eq!(status.code, 3);
+    assert!(
+        status.message.starts_with("invalid OTLP protobuf body: "),
+        "{}",
+        status.message
+    );
+    assert_still_serving(&server, None).await;
+    server.shutdown().await.unwrap();
+    assert_eq!(
+        stored_span_ids(dir.path()),
+        vec!["eee19b7ec3c1b174".to_string()]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_with_wrong_types_is_400_with_a_json_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let resp = post(
+        &server,
+        fixture("wrong-types.json"),
+        "application/json",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 400);
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let status: serde_json::Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    assert_eq!(status["code"], 3);
+    let message = status["message"].as_str().unwrap();
+    assert!(
+        message.contains("resourceSpans[0].scopeSpans[0].spans"),
+        "message names the bad field: {message}"
+    );
+    assert_still_serving(&server, None).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_ids_are_a_partial_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let resp = post(
+        &server,
+        fixture("bad-ids.json"),
+        "application/json",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    let answer: serde_json::Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    assert_eq!(answer["partialSuccess"]["rejectedSpans"], "2");
+    let message = answer["partialSuccess"]["errorMessage"].as_str().unwrap();
+    assert!(!message.is_empty());
+    server.shutdown().await.unwrap();
+    assert_eq!(
+        stored_span_ids(dir.path()),
+        vec!["1111111111111111".to_string()]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_content_type_and_encoding_are_415() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let resp = post(&server, fixture("valid.json"), "text/plain", None, None).await;
+    assert_eq!(resp.status(), 415);
+    let status: serde_json::Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    assert_eq!(
+        status["message"],
+        "unsupported content type `text/plain`; send application/x-protobuf or application/json"
+    );
+    let resp = post(
+        &server,
+        fixture("valid.json"),
+        "application/json",
+        Some("br"),
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 415);
+    assert_still_serving(&server, None).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_over_the_cap_and_gzip_bombs_are_413() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.max_body_bytes = 64 * 1024;
+    let server = collector::Server::start(config).await.unwrap();
+
+    let resp = post(
+        &server,
+        vec![0x0a; 96 * 1024],
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 413);
+
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&vec![0u8; 16 * 1024 * 1024]).unwrap();
+    let bomb = enc.finish().unwrap();
+    assert!(
+        bomb.len() < 64 * 1024,
+        "the compressed bomb is under the cap: {}",
+        bomb.len()
+    );
+    let resp = post(&server, bomb, "application/x-protobuf", Some("gzip"), None).await;
+    assert_eq!(resp.status(), 413);
+    let status = RpcStatus::decode(&resp.bytes().await.unwrap()[..]).unwrap();
+    assert_eq!(
+        status.message,
+        "request body exceeds the limit of 65536 bytes after decompression; send smaller batches (or raise --max-body-bytes)"
+    );
+    assert_still_serving(&server, None).await;
+    server.shutdown().await.unwrap();
+    assert_eq!(stored_span_ids(dir.path()).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_or_wrong_token_is_401() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.auth_token = Some("s3cret".into());
+    let server = collector::Server::start(config).await.unwrap();
+    let resp = post(
+        &server,
+        fixture("valid.json"),
+        "application/json",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 401);
+    let resp = post(
+        &server,
+        fixture("valid.json"),
+        "application/json",
+        None,
+        Some("nope"),
+    )
+    .await;
+    assert_eq!(resp.status(), 401);
+    assert_still_serving(&server, Some("s3cret")).await;
+    server.shutdown().await.unwrap();
+    assert_eq!(
+        stored_span_ids(dir.path()).len(),
+        1,
+        "only the authorised request is stored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_queue_is_429_with_retry_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.pipeline.max_queue_batches = 1;
+    let server = collector::Server::start(config).await.unwrap();
+    server.pipeline().pause_writer(true);
+    let first = post(
+        &server,
+        fixture("valid.json"),
+        "application/json",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(first.status(), 200);
+    let refused = post(
+        &server,
+        fixture("bad-ids.json"),
+        "application/json",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert_eq!(
+        server.stats().requests_by_status().get("http:429"),
+        Some(&1)
+    );
+    server.pipeline().pause_writer(false);
+    while server.pipeline().queued_batches() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_still_serving(&server, None).await;
+    server.shutdown().await.unwrap();
+    // the refused request wrote nothing: only the two good ones are stored
+    assert_eq!(
+        stored_span_ids(dir.path()),
+        vec![
+            "eee19b7ec3c1b174".to_string(),
+            "eee19b7ec3c1b174".to_string()
+        ]
+    );
+}
