@@ -98,6 +98,7 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
+        let mut signals = crate::shutdown::Signals::install();
         let server = Server::start(config)
             .await
             .with_context(|| format!("cannot start the collector on {}", data_dir.display()))?;
@@ -107,7 +108,7 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
             server.grpc_addr(),
             data_dir.display()
         );
-        let signal = crate::shutdown::wait_for_signal().await;
+        let signal = signals.recv().await;
         tracing::info!(signal, "stopping: draining requests and flushing parquet");
         server.shutdown().await.context("shutdown did not complete; acknowledged data is in the WAL and is written on the next start")?;
         Ok(ExitCode::SUCCESS)
