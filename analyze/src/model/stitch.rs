@@ -61,13 +61,28 @@ pub fn stitch(model: &mut Model) {
             .copied()
             .find(|&s| m.spans[s].is_execute_tool())
     };
-    // Orphans: calls whose anchor is a server span without an in-store parent.
+    // Orphans: calls whose anchor is a server span whose process entry span (the anchor, or a
+    // wrapper above it in the same service such as Traceloop's `mcp.server`) has no parent in the
+    // store. The entry span joins the call: it is what a user sees as the server's root.
     let mut orphan_calls = Vec::new();
     for ci in 0..model.calls.len() {
         let a = model.calls[ci].anchor;
-        if model.roles[a] == Some(McpRole::Server) && model.parent[a].is_none() {
-            orphan_calls.push(ci);
+        if model.roles[a] != Some(McpRole::Server) {
+            continue;
         }
+        let entry = entry_of(model, a);
+        if model.parent[entry].is_some() {
+            continue;
+        }
+        if entry != a {
+            if model.call_of_span[entry].is_some() {
+                continue;
+            }
+            model.call_of_span[entry] = Some(ci);
+            model.calls[ci].members.push(entry);
+            model.calls[ci].anchor = entry;
+        }
+        orphan_calls.push(ci);
     }
     // Host calls still waiting for their server side.
     let mut open: Vec<usize> = (0..model.calls.len())
@@ -140,4 +155,27 @@ pub fn stitch(model: &mut Model) {
         model.merge_call(into, from);
     }
     model.compact_calls();
+}
+
+/// The topmost ancestor of server span `a` within its own process: walks up through parents of
+/// the same service that are neither host spans (agent, model, execute_tool) nor MCP client spans.
+fn entry_of(model: &Model, a: usize) -> usize {
+    let svc = model.spans[a].service_name.as_deref();
+    let mut cur = a;
+    let mut steps = 0;
+    while let Some(p) = model.parent[cur] {
+        let ps = &model.spans[p];
+        steps += 1;
+        if steps > 64
+            || ps.service_name.as_deref() != svc
+            || ps.is_agent_run()
+            || ps.is_model_call()
+            || ps.is_execute_tool()
+            || model.roles[p] == Some(McpRole::Client)
+        {
+            break;
+        }
+        cur = p;
+    }
+    cur
 }

@@ -60,6 +60,9 @@ impl Rule for UnstructuredToolResult {
                 Some(true) => {
                     structured_before.insert(tool);
                 }
+                // An error result owes no structured content (MCP: structuredContent is for
+                // successful results).
+                Some(false) if call.is_error == Some(true) => {}
                 Some(false) => {
                     let declared = ctx
                         .catalog
