@@ -9,7 +9,7 @@
 //!   - `guardrail write-approval` INTERNAL (decision `require_approval`, events
 //!     `approval.requested` / `approval.granted`, then decision `allow`);
 //!   - `execute_tool {tool}` INTERNAL > `tools/call {tool}` CLIENT (`mcp.method.name`,
-//!     `jsonrpc.request.id`, `gen_ai.tool.name`), the server's SERVER span below it when context
+//!     `jsonrpc.request.id`, `gen_ai.operation.name=execute_tool`, `gen_ai.tool.name`), the server's SERVER span below it when context
 //!     propagates; `resources/read` and `prompts/get {prompt}` CLIENT spans.
 //!
 //! There is no LLM: the model's choices are the scenario's script (provider `scripted`).
@@ -371,7 +371,8 @@ impl<'a> Host<'a> {
     }
 
     fn approve(&self, agent: &Span, tool: &str, skill: &str) {
-        let call_id = format!("call_{}", self.call_seq + 1);
+        // Matched to the call it gates by tool and conversation (like the recorded hosts): a
+        // guardrail span is not a GenAI operation, so it carries no gen_ai.tool.call.id.
         for decision in ["require_approval", "allow"] {
             let span = self.span(
                 Some(agent),
@@ -382,7 +383,6 @@ impl<'a> Host<'a> {
             span.set_attribute("guardrail.decision", decision);
             span.set_attribute("skill.name", skill.to_string());
             span.set_attribute("gen_ai.tool.name", tool.to_string());
-            span.set_attribute("gen_ai.tool.call.id", call_id.clone());
             span.set_attribute("gen_ai.conversation.id", self.conversation_id.clone());
             if decision == "require_approval" {
                 let attrs = |extra: (&'static str, &'static str)| {
@@ -438,6 +438,7 @@ impl<'a> Host<'a> {
         }
 
         let client = self.client_span(Some(&exec), conn, "tools/call", Some(&mcp_name));
+        client.set_attribute("gen_ai.operation.name", "execute_tool");
         client.set_attribute("gen_ai.tool.name", mcp_name.clone());
         let mut params = CallToolRequestParams::new(mcp_name.clone());
         params.arguments = args.as_object().cloned();
