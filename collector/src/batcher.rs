@@ -125,6 +125,7 @@ impl Batcher {
                 Ok(Msg::AttachWal(wal)) => self.wal = Some(wal),
                 Ok(Msg::Flush(reply)) => {
                     let result = self.commit_all();
+                    self.update_lag();
                     let _ = reply.send(result.map_err(|e| e.to_string()));
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -135,6 +136,7 @@ impl Batcher {
                     if let Err(e) = self.commit_all() {
                         tracing::error!(error = %e, "batcher: final commit failed; rows stay in the WAL");
                     }
+                    self.update_lag();
                     return;
                 }
             }
