@@ -76,7 +76,7 @@ pub struct IngestSummary {
 /// Why one file failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    #[error("cannot read: {0}")]
+    #[error("cannot read the file: {0}; check the path and its permissions")]
     Read(std::io::Error),
     #[error("{0}")]
     Body(#[from] BodyError),
