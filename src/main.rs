@@ -4,6 +4,7 @@
 
 mod demo;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -55,6 +56,7 @@ enum Command {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TRIPLINE_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
