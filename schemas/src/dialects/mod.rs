@@ -13,6 +13,7 @@
 //! name for the same fact.
 
 mod atlas;
+mod docs;
 mod engine;
 mod logfire;
 mod mcp_sdk;
@@ -23,6 +24,7 @@ mod semconv_deprecated;
 mod sentry;
 mod traceloop;
 
+pub use docs::registry_markdown;
 pub(crate) use engine::{DialectEngine, SpanView};
 
 /// One instrumentation's naming of the canonical facts.
