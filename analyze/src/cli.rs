@@ -76,7 +76,14 @@ pub struct ExplainArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    pub kind: String,
+    /// Which report: tools, conversations, guardrails or skills.
+    #[arg(value_enum)]
+    pub kind: crate::reports::ReportKind,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::reports::ReportFormat,
+    #[command(flatten)]
+    pub scan: ScanArgs,
 }
 
 /// Output formats of `tripline query`.
@@ -208,11 +215,20 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn report(_d: &Path, args: ReportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!(
-        "report {:?} is not available in this build; reports are tools, conversations, guardrails, skills",
-        args.kind
-    )
+pub fn report(data_dir: &Path, args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let filter = args.scan.filter()?;
+    let pb = spinner("scanning spans");
+    let spans = runtime()?.block_on(crate::load::load_store(
+        data_dir,
+        &filter,
+        &crate::load::Projection::base(),
+    ))?;
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let model = crate::model::Model::build(spans);
+    emit(&crate::reports::render(args.kind, &model, args.format)?)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn query(data_dir: &Path, args: QueryArgs) -> anyhow::Result<ExitCode> {

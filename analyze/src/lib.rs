@@ -12,5 +12,6 @@ pub mod model;
 pub mod output;
 pub mod policy;
 pub mod query;
+pub mod reports;
 pub mod rules;
 pub mod trace_view;

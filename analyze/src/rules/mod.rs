@@ -16,8 +16,14 @@ mod tl003_prohibited_tool_executed;
 mod tl004_broken_trace_propagation;
 mod tl005_hidden_tool_called;
 mod tl006_annotation_policy_mismatch;
+mod tl007_deprecated_attribute;
 mod tl008_tool_error_retried;
+mod tl009_masked_tool_error;
 mod tl010_lethal_trifecta;
+mod tl012_ambiguous_decision_scope;
+mod tl013_captured_sensitive_content;
+mod tl014_runaway_tool_loop;
+mod tl015_semconv_violation;
 
 use std::fmt;
 
@@ -93,8 +99,14 @@ pub static RULES: &[&dyn Rule] = &[
     &tl004_broken_trace_propagation::BrokenTracePropagation,
     &tl005_hidden_tool_called::HiddenToolCalled,
     &tl006_annotation_policy_mismatch::AnnotationPolicyMismatch,
+    &tl007_deprecated_attribute::DeprecatedAttribute,
     &tl008_tool_error_retried::ToolErrorRetried,
+    &tl009_masked_tool_error::MaskedToolError,
     &tl010_lethal_trifecta::LethalTrifecta,
+    &tl012_ambiguous_decision_scope::AmbiguousDecisionScope,
+    &tl013_captured_sensitive_content::CapturedSensitiveContent,
+    &tl014_runaway_tool_loop::RunawayToolLoop,
+    &tl015_semconv_violation::SemconvViolation,
 ];
 
 /// Looks a rule up by code (case-insensitive).

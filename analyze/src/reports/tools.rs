@@ -1,0 +1,214 @@
+//! `report tools`: per tool and MCP server, calls, tool errors vs protocol errors, latency
+//! percentiles, share of results with `structuredContent` (where a span carried the result) and
+//! approvals asked / granted.
+//!
+//! Definitions (also in the notes of every report):
+//! - a call is a logical tool call (host `execute_tool` + MCP client + MCP server spans once);
+//! - server = `service.name` of the call's MCP server span, `-` when no server span was seen;
+//! - tool error = the result said `isError: true` (or `error.type=tool_error`); protocol error =
+//!   not a tool error, but a span of the call has status ERROR, an `error.type` or a JSON-RPC
+//!   response status code (the request itself failed);
+//! - latency = the call's anchor span duration (the host's view when the host is instrumented);
+//!   percentiles are nearest-rank;
+//! - approvals asked = guardrail `require_approval` decisions for the tool + answered MCP
+//!   `input_required` rounds; granted = calls that ran with a matching approval before them
+//!   (the same matching TL002 uses).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::{finish, ms, new_table, opt_ms, percentile, Report};
+use crate::model::{McpRole, Model, StatusCode};
+use crate::rules::approvals::Approvals;
+
+/// One row of `report tools`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolRow {
+    pub tool: String,
+    /// `service.name` of the MCP server span; None when no server span was seen.
+    pub server: Option<String>,
+    pub calls: usize,
+    pub tool_errors: usize,
+    pub protocol_errors: usize,
+    pub p50_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    /// Calls whose result was captured by some span (so `structuredContent` is observable).
+    pub results_observed: usize,
+    /// Of those, results with `structuredContent`.
+    pub results_structured: usize,
+    pub approvals_asked: usize,
+    pub approvals_granted: usize,
+}
+
+#[derive(Default)]
+struct Acc {
+    calls: usize,
+    tool_errors: usize,
+    protocol_errors: usize,
+    durations: Vec<f64>,
+    observed: usize,
+    structured: usize,
+    asked: usize,
+    granted: usize,
+}
+
+/// Builds the report.
+pub fn build(model: &Model) -> Report<ToolRow> {
+    let mut acc: BTreeMap<(String, Option<String>), Acc> = BTreeMap::new();
+    let mut approvals = Approvals::collect(model);
+    let mut unnamed = 0;
+    for call in model.calls.iter().filter(|c| c.is_tool()) {
+        let Some(tool) = call.tool.clone() else {
+            unnamed += 1;
+            continue;
+        };
+        let server = call
+            .members
+            .iter()
+            .find(|&&m| model.roles[m] == Some(McpRole::Server))
+            .and_then(|&m| model.spans[m].service_name.clone());
+        let a = acc.entry((tool, server)).or_default();
+        a.calls += 1;
+        if call.is_error == Some(true) {
+            a.tool_errors += 1;
+        } else if call.members.iter().any(|&m| {
+            let s = &model.spans[m];
+            s.status() == StatusCode::Error
+                || s.error_type.is_some()
+                || s.rpc_response_status_code.is_some()
+        }) {
+            a.protocol_errors += 1;
+        }
+        a.durations.push(ms(model.spans[call.anchor].duration_ns()));
+        if let Some(structured) = call.has_structured_content {
+            a.observed += 1;
+            if structured {
+                a.structured += 1;
+            }
+        }
+        if call.input_required {
+            a.asked += 1;
+        }
+        if approvals.consume(model, call) {
+            a.granted += 1;
+        }
+    }
+    // Guardrail require_approval decisions name a tool, not a server: counted on every row of
+    // that tool (a note says so when a tool runs on several servers).
+    let mut asked_by_tool: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &model.spans {
+        if s.guardrail_decision.as_deref() == Some("require_approval") {
+            if let Some(t) = s.tool_name.as_deref() {
+                *asked_by_tool.entry(t).or_default() += 1;
+            }
+        }
+    }
+    let mut servers_per_tool: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
+    for (tool, server) in acc.keys() {
+        servers_per_tool
+            .entry(tool.as_str())
+            .or_default()
+            .insert(server.as_deref());
+    }
+    let mut rows: Vec<ToolRow> = acc
+        .iter()
+        .map(|((tool, server), a)| {
+            let mut d = a.durations.clone();
+            d.sort_by(f64::total_cmp);
+            ToolRow {
+                tool: tool.clone(),
+                server: server.clone(),
+                calls: a.calls,
+                tool_errors: a.tool_errors,
+                protocol_errors: a.protocol_errors,
+                p50_ms: percentile(&d, 50.0),
+                p95_ms: percentile(&d, 95.0),
+                p99_ms: percentile(&d, 99.0),
+                results_observed: a.observed,
+                results_structured: a.structured,
+                approvals_asked: a.asked + asked_by_tool.get(tool.as_str()).copied().unwrap_or(0),
+                approvals_granted: a.granted,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| (b.calls, &a.tool, &a.server).cmp(&(a.calls, &b.tool, &b.server)));
+    let mut notes = Vec::new();
+    let calls: usize = rows.iter().map(|r| r.calls).sum();
+    let observed: usize = rows.iter().map(|r| r.results_observed).sum();
+    if calls > observed {
+        notes.push(format!(
+            "structuredContent not observable on {} of {calls} calls (no span carried the result)",
+            calls - observed
+        ));
+    }
+    let no_server = rows
+        .iter()
+        .filter(|r| r.server.is_none())
+        .map(|r| r.calls)
+        .sum::<usize>();
+    if no_server > 0 {
+        notes.push(format!(
+            "no MCP server span seen for {no_server} calls (server -): local tools, or the server does not export"
+        ));
+    }
+    let multi: Vec<&str> = servers_per_tool
+        .iter()
+        .filter(|(_, s)| s.len() > 1)
+        .map(|(t, _)| *t)
+        .collect();
+    if !multi.is_empty() {
+        notes.push(format!(
+            "guardrail approvals name tools, not servers: {} run on several servers and show the tool's total on each row",
+            multi.join(", ")
+        ));
+    }
+    if unnamed > 0 {
+        notes.push(format!(
+            "{unnamed} tool calls without a tool name are not listed"
+        ));
+    }
+    Report { rows, notes }
+}
+
+/// The terminal table.
+pub fn table(r: &Report<ToolRow>) -> String {
+    let mut t = new_table(&[
+        "tool",
+        "server",
+        "calls",
+        "tool errors",
+        "protocol errors",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "structured",
+        "approvals asked / granted",
+    ]);
+    for row in &r.rows {
+        let structured = if row.results_observed == 0 {
+            "not observable".to_string()
+        } else {
+            format!(
+                "{}/{} ({:.0}%)",
+                row.results_structured,
+                row.results_observed,
+                100.0 * row.results_structured as f64 / row.results_observed as f64
+            )
+        };
+        t.add_row(vec![
+            row.tool.clone(),
+            row.server.clone().unwrap_or_else(|| "-".into()),
+            row.calls.to_string(),
+            row.tool_errors.to_string(),
+            row.protocol_errors.to_string(),
+            opt_ms(row.p50_ms),
+            opt_ms(row.p95_ms),
+            opt_ms(row.p99_ms),
+            structured,
+            format!("{} / {}", row.approvals_asked, row.approvals_granted),
+        ]);
+    }
+    finish(t, r.rows.len(), "no tool calls", &r.notes)
+}

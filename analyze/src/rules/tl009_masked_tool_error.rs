@@ -1,0 +1,95 @@
+//! TL009 masked-tool-error: a tool result says `isError: true` but the span reports success.
+//!
+//! Why a rule: MCP tool errors are results, not exceptions. An instrumentation (or a host) that
+//! records the result but leaves the span status OK/unset and sets no `error.type` makes the
+//! failure invisible to every error-rate dashboard and alert built on span status.
+
+use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use crate::model::StatusCode;
+
+pub struct MaskedToolError;
+
+static DOCS: RuleDocs = RuleDocs {
+    what: "A span carries a tool result with isError: true (derived from the captured result) \
+           while its status is OK or unset and it has no error.type. One finding per such span. \
+           Candidates are tool calls; a call whose spans carry neither the result nor an error \
+           classification is not observable.",
+    why: "Error rates, SLOs and alerts count spans with status ERROR (or an error.type). A tool \
+          that fails with isError: true on a span that says OK is counted as a success: the \
+          failure is only visible to someone reading payloads.",
+    example: "execute_tool create_support_case, status UNSET, gen_ai.tool.call.result \
+              {\"content\":[{\"type\":\"text\",\"text\":\"order not found\"}],\"isError\":true}.",
+    fix: "When a tool result has isError: true, set span status ERROR and error.type=tool_error \
+          (the MCP semantic conventions' value) on the span that records the result.",
+};
+
+impl Rule for MaskedToolError {
+    fn code(&self) -> &'static str {
+        "TL009"
+    }
+    fn name(&self) -> &'static str {
+        "masked-tool-error"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn docs(&self) -> &'static RuleDocs {
+        &DOCS
+    }
+
+    fn check(&self, ctx: &Context) -> RuleOutcome {
+        let model = ctx.model;
+        let calls: Vec<_> = ctx.tool_calls().collect();
+        let mut cov = Coverage::new(calls.len());
+        let blind = calls.iter().filter(|c| c.is_error.is_none()).count();
+        cov.not_observable(
+            blind,
+            format!(
+                "neither the tool result (isError) nor error.type captured on {blind} of {} tool calls",
+                calls.len()
+            ),
+        );
+        let mut findings = Vec::new();
+        for (i, s) in model.spans.iter().enumerate() {
+            if s.result_is_error != Some(true)
+                || s.status() == StatusCode::Error
+                || s.error_type.is_some()
+            {
+                continue;
+            }
+            let call = model.call_of_span[i].and_then(|c| model.calls.get(c));
+            // Other spans of the same call that do report the error.
+            let visible: Vec<usize> = call
+                .map(|c| {
+                    c.members
+                        .iter()
+                        .copied()
+                        .filter(|&m| {
+                            m != i
+                                && (model.spans[m].status() == StatusCode::Error
+                                    || model.spans[m].error_type.is_some())
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let tool = call.and_then(|c| c.tool.as_deref());
+            let mut message = format!(
+                "tool result has isError: true but the span status is {} and there is no error.type: \
+                 error-rate dashboards count it as a success",
+                s.status().as_str()
+            );
+            if !visible.is_empty() {
+                message.push_str(&format!(
+                    " (only {} other span(s) of this call report the error)",
+                    visible.len()
+                ));
+            }
+            findings.push(
+                Finding::at(self, model, i, message)
+                    .with_tool(tool)
+                    .with_related(model, visible),
+            );
+        }
+        RuleOutcome::new(findings, cov)
+    }
+}

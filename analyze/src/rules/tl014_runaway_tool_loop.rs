@@ -1,0 +1,162 @@
+//! TL014 runaway-tool-loop: one agent run calls the same tool more than N times, or takes more
+//! than M model turns.
+//!
+//! Why a rule: an agent that loops burns tokens, rate limits and (for write tools) side effects
+//! without any error being raised; the per-run counts are only visible once spans are grouped by
+//! agent run, which is what the trace model does. Thresholds come from the policy file's
+//! `[limits]` (`max_calls_per_tool`, `max_model_turns`), defaults 10 and 25.
+
+use std::collections::BTreeMap;
+
+use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use crate::model::{Model, TraceId};
+
+pub struct RunawayToolLoop;
+
+/// Most related spans listed on one finding.
+const MAX_RELATED: usize = 50;
+
+static DOCS: RuleDocs = RuleDocs {
+    what: "One agent run (an invoke_agent span and everything under it, stitched across \
+           processes) calls the same tool more than max_calls_per_tool times (default 10), or \
+           makes more than max_model_turns model calls (default 25). Tool calls are logical calls \
+           (host execute_tool + MCP client + MCP server spans count once). Calls and model turns \
+           outside any invoke_agent span are grouped per trace instead, and the coverage says so. \
+           Thresholds: policy file [limits] max_calls_per_tool / max_model_turns.",
+    why: "A loop costs tokens, rate limit and, for write tools, repeated side effects, and raises \
+          no error: the run eventually ends by a timeout or a context-length limit, and only the \
+          bill shows it.",
+    example: "invoke_agent field-service-assistant with 14 execute_tool search_tickets calls \
+              (limit 10), each with slightly different arguments.",
+    fix: "Cap tool calls and turns per run in the agent runtime, make the tool's result say \
+          clearly when there is nothing more to find, and raise the limits in [limits] if the \
+          workload legitimately needs more.",
+};
+
+/// What a loop is counted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Unit {
+    /// An `invoke_agent` span.
+    Run(usize),
+    /// A trace, for calls outside any agent run.
+    Trace(TraceId),
+}
+
+impl Unit {
+    fn of(model: &Model, run: Option<usize>, span: usize) -> Self {
+        match run {
+            Some(r) => Self::Run(r),
+            None => Self::Trace(model.spans[span].trace_id),
+        }
+    }
+    fn describe(self, model: &Model) -> String {
+        match self {
+            Self::Run(r) => match &model.spans[r].agent_name {
+                Some(a) => format!("agent run {a}"),
+                None => "one agent run".to_string(),
+            },
+            Self::Trace(_) => "one trace (no invoke_agent span)".to_string(),
+        }
+    }
+}
+
+impl Rule for RunawayToolLoop {
+    fn code(&self) -> &'static str {
+        "TL014"
+    }
+    fn name(&self) -> &'static str {
+        "runaway-tool-loop"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn docs(&self) -> &'static RuleDocs {
+        &DOCS
+    }
+
+    fn check(&self, ctx: &Context) -> RuleOutcome {
+        let model = ctx.model;
+        let max_calls = ctx.options.max_calls_per_tool;
+        let max_turns = ctx.options.max_model_turns;
+        // unit -> tool -> call anchors; unit -> model call spans.
+        let mut calls: BTreeMap<Unit, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
+        let mut turns: BTreeMap<Unit, Vec<usize>> = BTreeMap::new();
+        let mut unnamed = 0usize;
+        for call in ctx.tool_calls() {
+            let unit = Unit::of(model, model.call_agent_run(call), call.anchor);
+            let per_tool = calls.entry(unit).or_default();
+            match call.tool.as_deref() {
+                Some(t) => per_tool.entry(t).or_default().push(call.anchor),
+                None => unnamed += 1,
+            }
+        }
+        for (i, s) in model.spans.iter().enumerate() {
+            if s.is_model_call() {
+                turns
+                    .entry(Unit::of(model, model.agent_run[i], i))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        let mut units: Vec<Unit> = calls.keys().chain(turns.keys()).copied().collect();
+        units.sort();
+        units.dedup();
+        let mut cov = Coverage::new(units.len());
+        let mut findings = Vec::new();
+        for &unit in &units {
+            let where_ = unit.describe(model);
+            for (tool, anchors) in calls.get(&unit).into_iter().flatten() {
+                if anchors.len() <= max_calls {
+                    continue;
+                }
+                let at = match unit {
+                    Unit::Run(r) => r,
+                    Unit::Trace(_) => anchors[0],
+                };
+                findings.push(
+                    Finding::at(
+                        self,
+                        model,
+                        at,
+                        format!(
+                            "{tool} called {} times in {where_} (limit {max_calls})",
+                            anchors.len()
+                        ),
+                    )
+                    .with_tool(Some(*tool))
+                    .with_related(model, anchors.iter().copied().take(MAX_RELATED)),
+                );
+            }
+            if let Some(t) = turns.get(&unit).filter(|t| t.len() > max_turns) {
+                let at = match unit {
+                    Unit::Run(r) => r,
+                    Unit::Trace(_) => t[0],
+                };
+                findings.push(
+                    Finding::at(
+                        self,
+                        model,
+                        at,
+                        format!("{} model turns in {where_} (limit {max_turns})", t.len()),
+                    )
+                    .with_related(model, t.iter().copied().take(MAX_RELATED)),
+                );
+            }
+        }
+        cov.note(format!(
+            "limits: more than {max_calls} calls of one tool or more than {max_turns} model turns per agent run"
+        ));
+        let traces = units.iter().filter(|u| matches!(u, Unit::Trace(_))).count();
+        if traces > 0 {
+            cov.note(format!(
+                "{traces} trace(s) have tool calls or model calls outside any invoke_agent span: counted per trace"
+            ));
+        }
+        if unnamed > 0 {
+            cov.note(format!(
+                "tool name unknown on {unnamed} tool call(s): not counted per tool"
+            ));
+        }
+        RuleOutcome::new(findings, cov)
+    }
+}
