@@ -632,6 +632,23 @@ mod tests {
         }
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn endpoint_mode_posts_protobuf_that_a_receiver_decodes() {
+        let sink = crate::sink::Sink::start().await.unwrap();
+        let mut o = opts(PathBuf::new(), 700, 0.3);
+        o.target = ScaleTarget::Endpoint(sink.endpoint());
+        let report = tokio::task::spawn_blocking(move || generate(&o))
+            .await
+            .unwrap()
+            .unwrap();
+        let received = sink.take();
+        assert_eq!(received.len() as u64, report.requests);
+        let spans: usize = received.iter().map(crate::sink::span_count).sum();
+        assert_eq!(spans as u64, report.spans);
+        let bytes: usize = received.iter().map(|r| r.encoded_len()).sum();
+        assert_eq!(bytes as u64, report.bytes);
+    }
+
     #[test]
     fn same_seed_same_bytes_and_bad_share_is_rejected() {
         let a = tempfile::tempdir().unwrap();
