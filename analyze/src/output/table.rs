@@ -1,7 +1,7 @@
 //! The terminal view: findings grouped by rule, then coverage; and the rule list.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{ContentArrangement, Table};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
 
 use super::by_rule;
 use crate::rules::{find, Report, RULES};
@@ -30,6 +30,10 @@ pub fn render_table(report: &Report) -> String {
             "tool",
             "message",
         ]);
+        // Ids are never wrapped: they are what the user copies into `tripline trace`.
+        if let Some(c) = t.column_mut(3) {
+            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(34)));
+        }
         for (rule, findings) in by_rule(report) {
             let Some(f) = findings.first() else { continue };
             t.add_row(vec![
@@ -62,7 +66,12 @@ pub fn render_rule_list() -> String {
     let mut t = table(&["code", "name", "severity", "detects"]);
     for r in RULES {
         let what = r.docs().what;
-        let first = what.split(". ").next().unwrap_or(what);
+        let cut = [what.find(": "), what.find(". ")]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(what.len());
+        let first = &what[..cut];
         t.add_row(vec![
             r.code().to_string(),
             r.name().to_string(),

@@ -74,10 +74,10 @@ impl Rule for LethalTrifecta {
             cov.not_observable(
                 scopes.len(),
                 format!(
-                    "{} in {} conversations: the chain cannot be recognised ({}); tag tools in the policy file",
+                    "{}: the chain cannot be recognised in {} of {} conversations; tag tools in the policy file",
                     missing.join(" and "),
                     scopes.len(),
-                    if private_known { "exfiltration leg unknown" } else { "private-data leg unknown" }
+                    scopes.len()
                 ),
             );
         }
