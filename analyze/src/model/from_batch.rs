@@ -7,7 +7,7 @@
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Int64Array, ListArray, MapArray,
-    StringArray, StructArray,
+    StringArray,
 };
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
@@ -49,13 +49,13 @@ struct Columns {
     status_message: Option<StringArray>,
     strings: Vec<(StrField, StringArray)>,
     bools: Vec<(BoolField, BooleanArray)>,
-    result_content_types: Option<ListArray>,
-    tool_definitions: Option<ListArray>,
-    dialects: Option<ListArray>,
-    events: Option<ListArray>,
-    attributes: Option<MapArray>,
+    result_content_types: Option<StrList>,
+    tool_definitions: Option<StructList>,
+    dialects: Option<StrList>,
+    events: Option<StructList>,
+    attributes: Option<StrMap>,
     content: Vec<(ContentField, StringArray)>,
-    content_attributes: Option<MapArray>,
+    content_attributes: Option<StrMap>,
 }
 
 #[derive(Clone, Copy)]
@@ -221,115 +221,156 @@ fn opt_str(a: &StringArray, i: usize) -> Option<String> {
     (!a.is_null(i)).then(|| a.value(i).to_string())
 }
 
-/// Strings of a `List<Utf8>` cell (any string representation of the child).
-fn list_strings(a: &ListArray, i: usize) -> Vec<String> {
-    if a.is_null(i) {
-        return Vec::new();
+/// A `List<Utf8>` column with its child values cast to `Utf8` once (not once per row).
+struct StrList {
+    list: ListArray,
+    values: StringArray,
+}
+
+impl StrList {
+    fn new(list: ListArray) -> Option<Self> {
+        let values = cast(list.values(), &DataType::Utf8).ok()?;
+        let values = values.as_string::<i32>().clone();
+        Some(Self { list, values })
     }
-    let values = a.value(i);
-    let values = match cast(&values, &DataType::Utf8) {
-        Ok(v) => v,
-        Err(_) => return Vec::new(),
-    };
-    let s = values.as_string::<i32>();
-    (0..s.len())
-        .filter(|&j| !s.is_null(j))
-        .map(|j| s.value(j).to_string())
-        .collect()
-}
 
-fn struct_str(s: &StructArray, field: &str, j: usize) -> Option<String> {
-    let c = s.column_by_name(field)?;
-    let c = cast(c, &DataType::Utf8).ok()?;
-    let c = c.as_string::<i32>();
-    (!c.is_null(j)).then(|| c.value(j).to_string())
-}
-
-fn struct_bool(s: &StructArray, field: &str, j: usize) -> Option<bool> {
-    let c = s.column_by_name(field)?.as_boolean_opt()?;
-    (!c.is_null(j)).then(|| c.value(j))
-}
-
-fn tool_defs(a: &ListArray, i: usize) -> Option<Vec<ToolDef>> {
-    if a.is_null(i) {
-        return None;
+    /// Strings of row `i`.
+    fn row(&self, i: usize) -> Vec<String> {
+        if self.list.is_null(i) {
+            return Vec::new();
+        }
+        let offsets = self.list.value_offsets();
+        let (lo, hi) = (offsets[i] as usize, offsets[i + 1] as usize);
+        (lo..hi)
+            .filter(|&j| !self.values.is_null(j))
+            .map(|j| self.values.value(j).to_string())
+            .collect()
     }
-    let values = a.value(i);
-    let s = values.as_struct_opt()?;
+}
+
+/// A `List<Struct>` column whose string fields are cast once.
+struct StructList {
+    list: ListArray,
+    strings: Vec<(String, StringArray)>,
+    bools: Vec<(String, BooleanArray)>,
+}
+
+impl StructList {
+    fn new(list: ListArray) -> Option<Self> {
+        let values = list.values().as_struct_opt()?.clone();
+        let mut strings = Vec::new();
+        let mut bools = Vec::new();
+        for (field, col) in values.fields().iter().zip(values.columns()) {
+            match col.data_type() {
+                DataType::Boolean => {
+                    bools.push((field.name().clone(), col.as_boolean().clone()));
+                }
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                    if let Ok(c) = cast(col, &DataType::Utf8) {
+                        strings.push((field.name().clone(), c.as_string::<i32>().clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(Self {
+            list,
+            strings,
+            bools,
+        })
+    }
+
+    fn range(&self, i: usize) -> Option<std::ops::Range<usize>> {
+        if self.list.is_null(i) {
+            return None;
+        }
+        let offsets = self.list.value_offsets();
+        Some(offsets[i] as usize..offsets[i + 1] as usize)
+    }
+
+    fn str(&self, field: &str, j: usize) -> Option<String> {
+        let (_, c) = self.strings.iter().find(|(n, _)| n == field)?;
+        (!c.is_null(j)).then(|| c.value(j).to_string())
+    }
+
+    fn bool(&self, field: &str, j: usize) -> Option<bool> {
+        let (_, c) = self.bools.iter().find(|(n, _)| n == field)?;
+        (!c.is_null(j)).then(|| c.value(j))
+    }
+}
+
+fn tool_defs(a: &StructList, i: usize) -> Option<Vec<ToolDef>> {
+    let range = a.range(i)?;
     Some(
-        (0..s.len())
-            .filter(|&j| !s.is_null(j))
+        range
             .map(|j| ToolDef {
-                name: struct_str(s, "name", j).unwrap_or_default(),
-                description: struct_str(s, "description", j),
-                has_output_schema: struct_bool(s, "has_output_schema", j),
-                read_only_hint: struct_bool(s, "read_only_hint", j),
-                destructive_hint: struct_bool(s, "destructive_hint", j),
-                idempotent_hint: struct_bool(s, "idempotent_hint", j),
-                open_world_hint: struct_bool(s, "open_world_hint", j),
-                input_schema_digest: struct_str(s, "input_schema_digest", j),
-                output_schema_digest: struct_str(s, "output_schema_digest", j),
+                name: a.str("name", j).unwrap_or_default(),
+                description: a.str("description", j),
+                has_output_schema: a.bool("has_output_schema", j),
+                read_only_hint: a.bool("read_only_hint", j),
+                destructive_hint: a.bool("destructive_hint", j),
+                idempotent_hint: a.bool("idempotent_hint", j),
+                open_world_hint: a.bool("open_world_hint", j),
+                input_schema_digest: a.str("input_schema_digest", j),
+                output_schema_digest: a.str("output_schema_digest", j),
             })
             .collect(),
     )
 }
 
-fn event_names(a: &ListArray, i: usize) -> Vec<String> {
-    if a.is_null(i) {
-        return Vec::new();
-    }
-    let values = a.value(i);
-    let Some(s) = values.as_struct_opt() else {
-        return Vec::new();
-    };
-    (0..s.len())
-        .filter_map(|j| struct_str(s, "name", j))
+fn event_names(a: &StructList, i: usize) -> Vec<String> {
+    a.range(i)
+        .into_iter()
+        .flatten()
+        .filter_map(|j| a.str("name", j))
         .collect()
 }
 
-fn map_keys(a: &MapArray, i: usize) -> Vec<String> {
-    if a.is_null(i) {
-        return Vec::new();
-    }
-    let entries = a.value(i);
-    let Some(keys) = entries.column_by_name("key").or_else(|| {
-        // Some writers name the key field differently; the key is always the first child.
-        (entries.num_columns() > 0).then(|| entries.column(0))
-    }) else {
-        return Vec::new();
-    };
-    let Ok(keys) = cast(keys, &DataType::Utf8) else {
-        return Vec::new();
-    };
-    let k = keys.as_string::<i32>();
-    (0..k.len())
-        .filter(|&j| !k.is_null(j))
-        .map(|j| k.value(j).to_string())
-        .collect()
+/// A `Map<Utf8, AnyValue>` column with keys and string values cast once.
+struct StrMap {
+    map: MapArray,
+    keys: StringArray,
+    values: Option<StringArray>,
 }
 
-/// String values of a map cell (`value.str`), keyed.
-fn map_string_values(a: &MapArray, i: usize) -> Vec<(String, String)> {
-    if a.is_null(i) {
-        return Vec::new();
+impl StrMap {
+    fn new(map: MapArray) -> Option<Self> {
+        let keys = cast(map.keys(), &DataType::Utf8).ok()?;
+        let keys = keys.as_string::<i32>().clone();
+        let values = map
+            .values()
+            .as_struct_opt()
+            .and_then(|v| v.column_by_name(schemas::schema::value::STR))
+            .and_then(|c| cast(c, &DataType::Utf8).ok())
+            .map(|c| c.as_string::<i32>().clone());
+        Some(Self { map, keys, values })
     }
-    let entries = a.value(i);
-    if entries.num_columns() < 2 {
-        return Vec::new();
+
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        if self.map.is_null(i) {
+            return 0..0;
+        }
+        let offsets = self.map.value_offsets();
+        offsets[i] as usize..offsets[i + 1] as usize
     }
-    let Ok(keys) = cast(entries.column(0), &DataType::Utf8) else {
-        return Vec::new();
-    };
-    let keys = keys.as_string::<i32>();
-    let Some(values) = entries.column(1).as_struct_opt() else {
-        return Vec::new();
-    };
-    (0..keys.len())
-        .filter_map(|j| {
-            let v = struct_str(values, schemas::schema::value::STR, j)?;
-            Some((keys.value(j).to_string(), v))
-        })
-        .collect()
+
+    fn keys(&self, i: usize) -> Vec<String> {
+        self.range(i)
+            .filter(|&j| !self.keys.is_null(j))
+            .map(|j| self.keys.value(j).to_string())
+            .collect()
+    }
+
+    /// (key, string value) pairs of row `i` (entries without a string value are skipped).
+    fn string_values(&self, i: usize) -> Vec<(String, String)> {
+        let Some(values) = &self.values else {
+            return Vec::new();
+        };
+        self.range(i)
+            .filter(|&j| !self.keys.is_null(j) && !values.is_null(j))
+            .map(|j| (self.keys.value(j).to_string(), values.value(j).to_string()))
+            .collect()
+    }
 }
 
 impl Columns {
@@ -374,13 +415,13 @@ impl Columns {
             status_message: strings(batch, col::STATUS_MESSAGE)?,
             strings: string_cols,
             bools: bool_cols,
-            result_content_types: list(batch, col::RESULT_CONTENT_TYPES)?,
-            tool_definitions: list(batch, col::TOOL_DEFINITIONS)?,
-            dialects: list(batch, col::DIALECTS)?,
-            events: list(batch, col::EVENTS)?,
-            attributes: map(batch, col::ATTRIBUTES)?,
+            result_content_types: list(batch, col::RESULT_CONTENT_TYPES)?.and_then(StrList::new),
+            tool_definitions: list(batch, col::TOOL_DEFINITIONS)?.and_then(StructList::new),
+            dialects: list(batch, col::DIALECTS)?.and_then(StrList::new),
+            events: list(batch, col::EVENTS)?.and_then(StructList::new),
+            attributes: map(batch, col::ATTRIBUTES)?.and_then(StrMap::new),
             content,
-            content_attributes: map(batch, col::CONTENT_ATTRIBUTES)?,
+            content_attributes: map(batch, col::CONTENT_ATTRIBUTES)?.and_then(StrMap::new),
         })
     }
 
@@ -467,19 +508,19 @@ impl Columns {
             }
         }
         if let Some(a) = &self.result_content_types {
-            row.result_content_types = list_strings(a, i);
+            row.result_content_types = a.row(i);
         }
         if let Some(a) = &self.tool_definitions {
             row.tool_definitions = tool_defs(a, i);
         }
         if let Some(a) = &self.dialects {
-            row.dialects = list_strings(a, i);
+            row.dialects = a.row(i);
         }
         if let Some(a) = &self.events {
             row.event_names = event_names(a, i);
         }
         if let Some(a) = &self.attributes {
-            row.attribute_keys = map_keys(a, i);
+            row.attribute_keys = a.keys(i);
         }
         if !self.content.is_empty() || self.content_attributes.is_some() {
             let mut c = SpanContent::default();
@@ -494,7 +535,7 @@ impl Columns {
                 }
             }
             if let Some(a) = &self.content_attributes {
-                c.other = map_string_values(a, i);
+                c.other = a.string_values(i);
             }
             row.content = Some(Box::new(c));
         }

@@ -2,6 +2,8 @@
 //! `require_approval` followed by `allow` for the same tool (or tool call id) in the same scope, or
 //! an MCP `input_required` round of the same tool that was answered by a later call.
 
+use std::collections::HashMap;
+
 use crate::model::{Call, Model, Scope};
 
 /// One approval that can cover one later call.
@@ -21,7 +23,10 @@ pub struct Approval {
 /// All approvals of a model, consumable in time order.
 #[derive(Clone, Debug, Default)]
 pub struct Approvals {
+    /// Ordered by grant time.
     pub items: Vec<Approval>,
+    /// Indices into `items` per scope, in grant order (so a call only looks at its own scope).
+    by_scope: HashMap<Scope, Vec<usize>>,
     /// `elicitation/create` requests seen (their answer is not a recorded fact).
     pub elicitations: usize,
 }
@@ -29,8 +34,9 @@ pub struct Approvals {
 impl Approvals {
     pub fn collect(model: &Model) -> Self {
         let mut out = Self::default();
-        // Pending require_approval decisions: (scope, tool, call id, span).
-        let mut pending: Vec<(Scope, Option<String>, Option<String>, usize)> = Vec::new();
+        // Pending require_approval decisions per scope: (tool, call id, span).
+        type Pending = Vec<(Option<String>, Option<String>, usize)>;
+        let mut pending: HashMap<Scope, Pending> = HashMap::new();
         for (i, s) in model.spans.iter().enumerate() {
             if s.method_is("elicitation/create") {
                 out.elicitations += 1;
@@ -40,19 +46,23 @@ impl Approvals {
             };
             let scope = model.span_scope(i);
             match decision {
-                "require_approval" => {
-                    pending.push((scope, s.tool_name.clone(), s.tool_call_id.clone(), i))
-                }
+                "require_approval" => pending.entry(scope).or_default().push((
+                    s.tool_name.clone(),
+                    s.tool_call_id.clone(),
+                    i,
+                )),
                 "allow" => {
-                    let pos = pending.iter().position(|(sc, tool, id, _)| {
-                        *sc == scope
-                            && match (id, &s.tool_call_id) {
-                                (Some(a), Some(b)) => a == b,
-                                _ => same(tool, &s.tool_name),
-                            }
-                    });
+                    let Some(list) = pending.get_mut(&scope) else {
+                        continue;
+                    };
+                    let pos = list
+                        .iter()
+                        .position(|(tool, id, _)| match (id, &s.tool_call_id) {
+                            (Some(a), Some(b)) => a == b,
+                            _ => same(tool, &s.tool_name),
+                        });
                     if let Some(pos) = pos {
-                        let (scope, tool, id, req) = pending.remove(pos);
+                        let (tool, id, req) = list.remove(pos);
                         out.items.push(Approval {
                             scope,
                             tool: tool.or_else(|| s.tool_name.clone()),
@@ -81,6 +91,9 @@ impl Approvals {
             });
         }
         out.items.sort_by_key(|a| a.granted_ns);
+        for (i, a) in out.items.iter().enumerate() {
+            out.by_scope.entry(a.scope.clone()).or_default().push(i);
+        }
         out
     }
 
@@ -93,15 +106,16 @@ impl Approvals {
     pub fn take(&mut self, model: &Model, call: &Call) -> Option<Vec<usize>> {
         let scope = model.call_scope(call);
         let start = model.spans[call.anchor].start_ns;
-        let a = self.items.iter_mut().find(|a| {
+        let idx = self.by_scope.get(&scope)?.iter().copied().find(|&i| {
+            let a = &self.items[i];
             !a.consumed
-                && a.scope == scope
                 && a.granted_ns <= start
                 && match (&a.tool_call_id, &call.tool_call_id) {
                     (Some(x), Some(y)) => x == y,
                     _ => a.tool.is_some() && a.tool == call.tool,
                 }
         })?;
+        let a = &mut self.items[idx];
         a.consumed = true;
         Some(a.spans.clone())
     }
