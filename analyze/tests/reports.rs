@@ -65,6 +65,17 @@ fn tools_report_counts_calls_errors_latency_structure_and_approvals() {
         r.rows,
         vec![
             tool(
+                "add_timeline_note",
+                acme,
+                2,
+                0,
+                0,
+                [15.0, 40.0, 40.0],
+                1,
+                1,
+                (1, 1)
+            ),
+            tool(
                 "get_ticket",
                 acme,
                 2,
@@ -75,7 +86,6 @@ fn tools_report_counts_calls_errors_latency_structure_and_approvals() {
                 0,
                 (0, 0)
             ),
-            tool("add_timeline_note", acme, 1, 0, 0, [40.0; 3], 1, 1, (1, 1)),
             tool("find_part", acme, 1, 0, 0, [5.0; 3], 0, 0, (0, 0)),
             tool("get_order_summary", None, 1, 0, 1, [30.0; 3], 0, 0, (0, 0)),
             tool(
@@ -94,7 +104,7 @@ fn tools_report_counts_calls_errors_latency_structure_and_approvals() {
     assert_eq!(
         r.notes,
         vec![
-            "structuredContent not observable on 3 of 6 calls (no span carried the result)",
+            "structuredContent not observable on 4 of 7 calls (no span carried the result)",
             "no MCP server span seen for 1 calls (server -): local tools, or the server does not export",
             "guardrail approvals name tools, not servers: get_ticket run on several servers and show the tool's total on each row",
         ]
@@ -113,7 +123,7 @@ fn conversations_report_groups_by_inherited_conversation_id() {
                 agent_runs: 1,
                 agents: vec!["field-service-assistant".into()],
                 model_calls: 3,
-                tool_calls: 3,
+                tool_calls: 4,
                 tool_errors: 1,
                 started: "2026-11-30T00:53:20.000Z".into(),
                 duration_ms: 1000.0,
@@ -182,32 +192,34 @@ fn guardrails_report_counts_decisions_by_guardrail_and_skill() {
 }
 
 #[test]
-fn skills_report_counts_invocations_and_their_subtrees() {
+fn skills_report_attributes_work_to_the_skill_it_ran_under() {
     let r = reports::skills::build(&model());
     assert_eq!(
         r.rows,
         vec![
             SkillRow {
                 skill: "lookup".into(),
-                invocations: 1,
+                conversations: 1,
                 agents: vec!["support-assistant".into()],
                 tool_calls: 1,
                 tool_errors: 0,
                 model_calls: 0,
                 guardrail_decisions: 0,
-                total_ms: 100.0,
             },
             SkillRow {
                 skill: "triage".into(),
-                invocations: 1,
+                conversations: 1,
                 agents: vec!["field-service-assistant".into()],
-                tool_calls: 2,
+                tool_calls: 3,
                 tool_errors: 1,
                 model_calls: 1,
                 guardrail_decisions: 3,
-                total_ms: 500.0,
             },
         ]
+    );
+    assert_eq!(
+        r.notes,
+        vec!["1 tool calls carry no skill.name and were attributed by an earlier guardrail decision of the skill naming the tool"]
     );
 }
 
@@ -217,8 +229,8 @@ fn json_and_table_render_the_same_rows() {
     let json = reports::render(ReportKind::Tools, &m, ReportFormat::Json).expect("json");
     let v: serde_json::Value = serde_json::from_str(&json).expect("valid json");
     assert_eq!(v["rows"].as_array().map(Vec::len), Some(5));
-    assert_eq!(v["rows"][0]["tool"], "get_ticket");
-    assert_eq!(v["rows"][0]["p95_ms"], 20.0);
+    assert_eq!(v["rows"][1]["tool"], "get_ticket");
+    assert_eq!(v["rows"][1]["p95_ms"], 20.0);
     assert_eq!(v["rows"][3]["server"], serde_json::Value::Null);
     let table = reports::render(ReportKind::Tools, &m, ReportFormat::Table).expect("table");
     let first_row = table
