@@ -23,11 +23,10 @@ pub enum LoadError {
         expected: &'static str,
     },
     /// DataFusion failed to plan or scan.
-    #[error("scan of {path} failed: {source}")]
+    #[error("scan of {path} failed: {cause}")]
     Scan {
         path: String,
-        #[source]
-        source: datafusion::error::DataFusionError,
+        cause: datafusion::error::DataFusionError,
     },
     /// Arrow failed while reading a batch.
     #[error("reading spans failed: {0}")]

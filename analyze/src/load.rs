@@ -208,9 +208,9 @@ pub async fn register_store(ctx: &SessionContext, data_dir: &Path) -> Result<boo
         return Ok(false);
     }
     let path = format!("{}/", spans_dir.display());
-    let scan_err = |source| LoadError::Scan {
+    let scan_err = |cause| LoadError::Scan {
         path: path.clone(),
-        source,
+        cause,
     };
     let url = ListingTableUrl::parse(&path).map_err(scan_err)?;
     let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
@@ -241,9 +241,9 @@ pub async fn load_store(
         return Ok(Vec::new());
     }
     let path = data_dir.join("spans").display().to_string();
-    let scan_err = |source| LoadError::Scan {
+    let scan_err = |cause| LoadError::Scan {
         path: path.clone(),
-        source,
+        cause,
     };
     let mut df = ctx.table(TABLE).await.map_err(scan_err)?;
     for e in filter.exprs() {

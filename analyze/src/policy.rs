@@ -107,11 +107,10 @@ pub struct Policy {
 /// Reading the policy file failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    #[error("cannot read policy file {path}: {source}; check the --policy path")]
+    #[error("cannot read policy file {path}: {cause}; check the --policy path")]
     Read {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path}:{line}:{column}: {message}; see `tripline explain TL002` for the policy file format")]
     Parse {
@@ -125,9 +124,9 @@ pub enum PolicyError {
 impl Policy {
     /// Reads and parses a policy file.
     pub fn load(path: &Path) -> Result<Self, PolicyError> {
-        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+        let text = std::fs::read_to_string(path).map_err(|cause| PolicyError::Read {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         Self::parse(&text, path)
     }

@@ -21,9 +21,15 @@ pub enum QueryError {
     #[error("the store in {0} has no spans yet; ingest or collect some first")]
     Empty(String),
     #[error("query failed: {0}; the table is `spans`, see `tripline query 'DESCRIBE spans'`")]
-    Sql(#[from] datafusion::error::DataFusionError),
+    Sql(datafusion::error::DataFusionError),
     #[error("cannot format the result: {0}")]
     Format(#[from] arrow::error::ArrowError),
+}
+
+impl From<datafusion::error::DataFusionError> for QueryError {
+    fn from(e: datafusion::error::DataFusionError) -> Self {
+        Self::Sql(e)
+    }
 }
 
 /// Runs `sql` and renders the result.
