@@ -4,7 +4,6 @@
 use std::process::Command;
 
 #[test]
-#[ignore = "until `tripline report tools` lands in the analyzer; run with --ignored"]
 fn demo_runs_the_scenarios_through_a_collector_and_prints_the_reports() {
     let out = Command::new(env!("CARGO_BIN_EXE_tripline"))
         .env("TRIPLINE_LOG", "warn")

@@ -57,7 +57,6 @@ fn reported_codes(sample: &str, policy: &str) -> BTreeSet<String> {
 }
 
 #[test]
-#[ignore = "until the analyzer registers every rule the samples expect (TL007, TL009, TL012) and TL001 skips isError results; run with --ignored"]
 fn every_sample_reports_exactly_its_expected_rule_codes() {
     let text = std::fs::read_to_string(repo().join("samples/expected.json"))
         .expect("read samples/expected.json");
