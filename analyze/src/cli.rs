@@ -113,8 +113,17 @@ pub struct TraceArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct DiffArgs {
-    pub baseline: std::path::PathBuf,
-    pub candidate: std::path::PathBuf,
+    /// Data dir of the baseline run (a store written by `tripline collect` / `ingest`).
+    pub baseline: PathBuf,
+    /// Data dir of the candidate run.
+    pub candidate: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::diff::DiffFormat,
+    /// Exit 1 when a finding is at or above this severity: critical, error, warning, info.
+    /// Catalog drift is a warning, so the default fails on any drift.
+    #[arg(long, default_value = "warning", value_parser = parse_severity)]
+    pub fail_on: Severity,
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -246,6 +255,17 @@ pub fn trace(data_dir: &Path, args: TraceArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn diff(_d: &Path, _a: DiffArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`tripline diff` (TL011 catalog-drift) is not available in this build yet")
+/// `tripline diff BASELINE CANDIDATE`: TL011 catalog-drift. The global `--data-dir` is ignored.
+pub fn diff(_data_dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let pb = spinner("comparing tool catalogs");
+    let report = runtime()?.block_on(crate::diff::diff_stores(&args.baseline, &args.candidate));
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let report = report?;
+    emit(&crate::diff::render(&report, args.format))?;
+    Ok(ExitCode::from(crate::diff::exit_code(
+        &report,
+        args.fail_on,
+    )))
 }

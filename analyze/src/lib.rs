@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod diff;
 pub mod error;
 pub mod load;
 pub mod model;
