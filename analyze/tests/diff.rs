@@ -116,6 +116,40 @@ fn seed_002_candidate_adds_a_tool_and_rewords_a_description() {
     assert_eq!(diff::exit_code(&d, Severity::Error), 0);
 }
 
+/// The repo's SWCraft samples (the `tripline demo` inputs), through the same converter the
+/// collector's `ingest` uses.
+#[test]
+fn swcraft_samples_report_the_added_tool_only() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/traces");
+    let side = |name: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = samples.join(format!("swcraft-{name}.json"));
+        write_parquet(dir.path(), &common::batch_from_json(&path));
+        dir
+    };
+    let (b, c) = (side("baseline"), side("candidate"));
+    let d = run(b.path(), c.path()).unwrap();
+    assert_eq!(
+        summary(&d),
+        vec![(
+            "added",
+            "add_cs_interface".to_string(),
+            "tool add_cs_interface added; now seen by swcraft-modeller".to_string()
+        )]
+    );
+    let f = &d.report.findings[0];
+    assert_eq!(f.trace_id.to_string(), "a41281be49d43e45ff30a9acf4262381");
+    assert_eq!(f.span_id.to_string(), "6cb257888daef1fd");
+    assert_eq!(f.conversation_id.as_deref(), Some("conv-0f526b39290046b3"));
+    assert_eq!(
+        (
+            d.report.coverage[0].examined,
+            d.report.coverage[0].not_observable
+        ),
+        (8, 0)
+    );
+}
+
 #[test]
 fn reversed_direction_reports_the_tool_as_removed() {
     let (b, c) = (store("baseline"), store("candidate"));
