@@ -14,6 +14,7 @@ Usage (scripts/bench calls it): bench_analyzer.py --tripline BIN --load BIN [--s
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -51,11 +52,11 @@ class ChildUsage:
     """CPU and peak RSS of the children reaped between start() and stop() (RUSAGE_CHILDREN)."""
 
     def start(self):
-        self.r0 = os.getrusage(os.RUSAGE_CHILDREN)
+        self.r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         return self
 
     def stop(self):
-        r1 = os.getrusage(os.RUSAGE_CHILDREN)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         return {"cpu_secs": (r1.ru_utime - self.r0.ru_utime) + (r1.ru_stime - self.r0.ru_stime),
                 # ru_maxrss of children is the max over all reaped children so far
                 "max_rss_mib_all_children": r1.ru_maxrss / 1024}
