@@ -7,7 +7,7 @@ use std::path::Path;
 use arrow::record_batch::RecordBatch;
 
 use crate::error::LoadError;
-use crate::load::{load_batches, load_store, Projection, ScanFilter};
+use crate::load::{load_batches, load_store_parts, Projection, ScanFilter};
 use crate::model::{Model, SpanRow};
 use crate::policy::Policy;
 use crate::rules::{run, Context, Report, Rule, RULES};
@@ -42,6 +42,11 @@ pub async fn check_store(
     policy: &Policy,
     rules: &[&dyn Rule],
 ) -> Result<(Model, Report), LoadError> {
-    let spans = load_store(data_dir, filter, &projection_for(rules)).await?;
-    Ok(check_spans(spans, policy, rules))
+    let parts = load_store_parts(data_dir, filter, &projection_for(rules)).await?;
+    let model = Model::from_parts(parts);
+    let report = {
+        let ctx = Context::new(&model, policy);
+        run(rules, &ctx)
+    };
+    Ok((model, report))
 }

@@ -107,7 +107,7 @@ impl RunCatalog {
                         def: d.clone(),
                         trace_id: s.trace_id,
                         span_id: s.span_id,
-                        conversation_id: model.conversation[i].clone(),
+                        conversation_id: model.conversation[i].as_deref().map(str::to_string),
                     },
                 );
             }
@@ -139,8 +139,8 @@ impl RunCatalog {
 fn scope_of(model: &Model, i: usize) -> String {
     let s = &model.spans[i];
     model.agent_run[i]
-        .and_then(|r| model.spans[r].agent_name.clone())
-        .or_else(|| s.agent_name.clone())
+        .and_then(|r| model.spans[r].agent_name.as_deref().map(str::to_string))
+        .or_else(|| s.agent_name.as_deref().map(str::to_string))
         .or_else(|| s.service_name.as_ref().map(|n| format!("service {n}")))
         .unwrap_or_else(|| UNKNOWN_SCOPE.to_string())
 }

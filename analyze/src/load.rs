@@ -19,10 +19,11 @@ use datafusion::datasource::listing::{
 };
 use datafusion::prelude::{cast, col, lit, Expr, SessionContext};
 use datafusion::scalar::ScalarValue;
+use futures::StreamExt;
 use schemas::schema::col as c;
 
 use crate::error::LoadError;
-use crate::model::from_batch::append_rows;
+use crate::model::from_batch::RowReader;
 use crate::model::span::{SpanRow, TraceId};
 
 /// Name of the table registered for SQL (`tripline query`).
@@ -236,6 +237,17 @@ pub async fn load_store(
     filter: &ScanFilter,
     projection: &Projection,
 ) -> Result<Vec<SpanRow>, LoadError> {
+    let parts = load_store_parts(data_dir, filter, projection).await?;
+    Ok(parts.into_iter().flatten().flatten().collect())
+}
+
+/// [`load_store`] as the scan produces it: one part per partition, every slot `Some`, unordered.
+/// [`crate::model::Model::from_parts`] takes this shape without moving rows twice.
+pub async fn load_store_parts(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    projection: &Projection,
+) -> Result<Vec<Vec<Option<SpanRow>>>, LoadError> {
     let ctx = SessionContext::new();
     if !register_store(&ctx, data_dir).await? {
         return Ok(Vec::new());
@@ -250,16 +262,47 @@ pub async fn load_store(
         df = df.filter(e).map_err(scan_err)?;
     }
     let df = df.select_columns(&projection.columns()).map_err(scan_err)?;
-    let batches = df.collect().await.map_err(scan_err)?;
-    load_batches(&batches)
+    // Streamed, not collected, one task per partition: each runtime thread decodes its share of
+    // the files and turns every batch into rows as it arrives, so decoding and conversion use all
+    // cores and only a few batches of Arrow data are alive at once. Row order does not matter:
+    // the model sorts by start time.
+    let streams = df.execute_stream_partitioned().await.map_err(scan_err)?;
+    let tasks: Vec<_> = streams
+        .into_iter()
+        .map(|mut stream| {
+            let path = path.clone();
+            tokio::spawn(async move {
+                let mut reader = RowReader::default();
+                let mut out: Vec<Option<SpanRow>> = Vec::new();
+                while let Some(batch) = stream.next().await {
+                    let batch = batch.map_err(|cause| LoadError::Scan {
+                        path: path.clone(),
+                        cause,
+                    })?;
+                    reader.append(&batch, &mut out)?;
+                }
+                Ok::<_, LoadError>(out)
+            })
+        })
+        .collect();
+    let mut parts = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let part = task.await.map_err(|e| LoadError::Scan {
+            path: path.clone(),
+            cause: datafusion::error::DataFusionError::External(Box::new(e)),
+        })??;
+        parts.push(part);
+    }
+    Ok(parts)
 }
 
 /// Converts record batches (canonical schema, possibly projected) into span rows; the same code
 /// path the store scan ends in, used directly by tests and fixtures.
 pub fn load_batches(batches: &[RecordBatch]) -> Result<Vec<SpanRow>, LoadError> {
     let mut out = Vec::with_capacity(batches.iter().map(RecordBatch::num_rows).sum());
+    let mut reader = RowReader::default();
     for b in batches {
-        append_rows(b, &mut out)?;
+        reader.append(b, &mut out)?;
     }
     Ok(out)
 }

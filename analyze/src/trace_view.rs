@@ -115,18 +115,18 @@ pub fn render_trace(model: &Model, report: &Report, trace: TraceId) -> String {
         let indent = "  ".repeat(depth);
         let edge = if stitched { "⇢ " } else { "" };
         let mut attrs = Vec::new();
-        let mut kv = |k: &str, v: &Option<String>| {
+        let mut kv = |k: &str, v: Option<&str>| {
             if let Some(v) = v {
                 attrs.push(format!("{k}={v}"));
             }
         };
-        kv("op", &s.operation_name);
-        kv("tool", &s.tool_name);
-        kv("method", &s.mcp_method);
-        kv("rpc.id", &s.jsonrpc_request_id);
-        kv("conv", &s.conversation_id);
-        kv("guardrail", &s.guardrail_decision);
-        kv("error.type", &s.error_type);
+        kv("op", s.operation_name.as_deref());
+        kv("tool", s.tool_name.as_deref());
+        kv("method", s.mcp_method.as_deref());
+        kv("rpc.id", s.jsonrpc_request_id.as_deref());
+        kv("conv", s.conversation_id.as_deref());
+        kv("guardrail", s.guardrail_decision.as_deref());
+        kv("error.type", s.error_type.as_deref());
         if s.result_is_error == Some(true) {
             attrs.push("isError".into());
         }

@@ -124,7 +124,7 @@ fn same_tool(a: &SpanRow, b: &SpanRow) -> bool {
 /// Folds one span's facts into the call.
 pub fn absorb(call: &mut Call, s: &SpanRow) {
     if call.tool.is_none() {
-        call.tool.clone_from(&s.tool_name);
+        call.tool = s.tool_name.as_deref().map(str::to_string);
     }
     if call.tool_call_id.is_none() {
         call.tool_call_id.clone_from(&s.tool_call_id);

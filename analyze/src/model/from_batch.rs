@@ -5,6 +5,8 @@
 //! projected batch simply leave the field empty; string columns are cast to `Utf8` first because
 //! DataFusion may hand them back as `Utf8View` / dictionaries.
 
+use std::collections::HashSet;
+
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Int64Array, ListArray, MapArray,
     StringArray,
@@ -15,25 +17,62 @@ use arrow::record_batch::RecordBatch;
 use schemas::schema::col;
 
 use super::span::{
-    SpanContent, SpanId, SpanKind, SpanKindField, SpanRow, StatusCode, StatusField, ToolDef,
+    SpanContent, SpanId, SpanKind, SpanKindField, SpanRow, StatusCode, StatusField, Sym, ToolDef,
     TraceId,
 };
 use crate::error::LoadError;
 
-/// Converts every row of `batch` into a `SpanRow`, appending to `out`. Rows whose ids have the
-/// wrong length (impossible for data written by the collector) are skipped and counted.
-pub fn append_rows(batch: &RecordBatch, out: &mut Vec<SpanRow>) -> Result<usize, LoadError> {
-    let n = batch.num_rows();
-    let cols = Columns::new(batch)?;
-    let mut skipped = 0;
-    out.reserve(n);
-    for i in 0..n {
-        match cols.row(i) {
-            Some(row) => out.push(row),
-            None => skipped += 1,
+/// Converts batches into `SpanRow`s, sharing one [`Interner`] across every batch of a load so a
+/// value repeated on a million spans is allocated once.
+#[derive(Default)]
+pub struct RowReader {
+    interner: Interner,
+}
+
+impl RowReader {
+    /// Converts every row of `batch` into a `SpanRow`, appending to `out`. Rows whose ids have the
+    /// wrong length (impossible for data written by the collector) are skipped and counted.
+    pub fn append<T: From<SpanRow>>(
+        &mut self,
+        batch: &RecordBatch,
+        out: &mut Vec<T>,
+    ) -> Result<usize, LoadError> {
+        let n = batch.num_rows();
+        let cols = Columns::new(batch)?;
+        let mut skipped = 0;
+        out.reserve(n);
+        for i in 0..n {
+            match cols.row(i, &mut self.interner) {
+                Some(row) => out.push(row.into()),
+                None => skipped += 1,
+            }
         }
+        Ok(skipped)
     }
-    Ok(skipped)
+}
+
+/// Converts every row of one batch (see [`RowReader::append`]).
+pub fn append_rows(batch: &RecordBatch, out: &mut Vec<SpanRow>) -> Result<usize, LoadError> {
+    RowReader::default().append(batch, out)
+}
+
+/// One `Arc<str>` per distinct string. Only for low-cardinality values (names, services, tools,
+/// methods, attribute keys, dialects, event names...): ids stay plain `String`s, interning them
+/// would only grow the set.
+#[derive(Default)]
+struct Interner {
+    set: HashSet<Sym, foldhash::fast::RandomState>,
+}
+
+impl Interner {
+    fn get(&mut self, s: &str) -> Sym {
+        if let Some(v) = self.set.get(s) {
+            return v.clone();
+        }
+        let v: Sym = Sym::from(s);
+        self.set.insert(v.clone());
+        v
+    }
 }
 
 /// Typed handles on the columns present in one batch.
@@ -234,8 +273,8 @@ impl StrList {
         Some(Self { list, values })
     }
 
-    /// Strings of row `i`.
-    fn row(&self, i: usize) -> Vec<String> {
+    /// Strings of row `i`, interned.
+    fn row(&self, i: usize, interner: &mut Interner) -> Vec<Sym> {
         if self.list.is_null(i) {
             return Vec::new();
         }
@@ -243,7 +282,7 @@ impl StrList {
         let (lo, hi) = (offsets[i] as usize, offsets[i + 1] as usize);
         (lo..hi)
             .filter(|&j| !self.values.is_null(j))
-            .map(|j| self.values.value(j).to_string())
+            .map(|j| interner.get(self.values.value(j)))
             .collect()
     }
 }
@@ -289,8 +328,12 @@ impl StructList {
     }
 
     fn str(&self, field: &str, j: usize) -> Option<String> {
+        self.str_ref(field, j).map(str::to_string)
+    }
+
+    fn str_ref(&self, field: &str, j: usize) -> Option<&str> {
         let (_, c) = self.strings.iter().find(|(n, _)| n == field)?;
-        (!c.is_null(j)).then(|| c.value(j).to_string())
+        (!c.is_null(j)).then(|| c.value(j))
     }
 
     fn bool(&self, field: &str, j: usize) -> Option<bool> {
@@ -318,11 +361,11 @@ fn tool_defs(a: &StructList, i: usize) -> Option<Vec<ToolDef>> {
     )
 }
 
-fn event_names(a: &StructList, i: usize) -> Vec<String> {
+fn event_names(a: &StructList, i: usize, interner: &mut Interner) -> Vec<Sym> {
     a.range(i)
         .into_iter()
         .flatten()
-        .filter_map(|j| a.str("name", j))
+        .filter_map(|j| a.str_ref("name", j).map(|n| interner.get(n)))
         .collect()
 }
 
@@ -354,10 +397,10 @@ impl StrMap {
         offsets[i] as usize..offsets[i + 1] as usize
     }
 
-    fn keys(&self, i: usize) -> Vec<String> {
+    fn keys(&self, i: usize, interner: &mut Interner) -> Vec<Sym> {
         self.range(i)
             .filter(|&j| !self.keys.is_null(j))
-            .map(|j| self.keys.value(j).to_string())
+            .map(|j| interner.get(self.keys.value(j)))
             .collect()
     }
 
@@ -425,7 +468,7 @@ impl Columns {
         })
     }
 
-    fn row(&self, i: usize) -> Option<SpanRow> {
+    fn row(&self, i: usize, interner: &mut Interner) -> Option<SpanRow> {
         let trace_id = TraceId::from_slice(self.trace_id.value(i))?;
         let span_id = SpanId::from_slice(self.span_id.value(i))?;
         let parent_span_id = self
@@ -440,13 +483,14 @@ impl Columns {
             name: self
                 .name
                 .as_ref()
-                .and_then(|a| opt_str(a, i))
+                .filter(|a| !a.is_null(i))
+                .map(|a| interner.get(a.value(i)))
                 .unwrap_or_default(),
             kind: SpanKindField(
                 self.kind
                     .as_ref()
-                    .and_then(|a| opt_str(a, i))
-                    .map_or(SpanKind::Unspecified, |k| SpanKind::parse(&k)),
+                    .filter(|a| !a.is_null(i))
+                    .map_or(SpanKind::Unspecified, |a| SpanKind::parse(a.value(i))),
             ),
             start_ns: self
                 .start
@@ -461,42 +505,46 @@ impl Columns {
             status: StatusField(
                 self.status
                     .as_ref()
-                    .and_then(|a| opt_str(a, i))
-                    .map_or(StatusCode::Unset, |s| StatusCode::parse(&s)),
+                    .filter(|a| !a.is_null(i))
+                    .map_or(StatusCode::Unset, |a| StatusCode::parse(a.value(i))),
             ),
             status_message: self
                 .status_message
                 .as_ref()
-                .and_then(|a| opt_str(a, i))
-                .filter(|m| !m.is_empty()),
+                .filter(|a| !a.is_null(i) && !a.value(i).is_empty())
+                .map(|a| interner.get(a.value(i))),
             ..SpanRow::default()
         };
         for (field, a) in &self.strings {
-            let v = opt_str(a, i);
+            if a.is_null(i) {
+                continue;
+            }
+            let v = a.value(i);
+            let mut sym = || Some(interner.get(v));
             match field {
-                StrField::Service => row.service_name = v,
-                StrField::Scope => row.scope_name = v,
-                StrField::Operation => row.operation_name = v,
-                StrField::Provider => row.provider_name = v,
-                StrField::RequestModel => row.request_model = v,
-                StrField::Conversation => row.conversation_id = v,
-                StrField::AgentName => row.agent_name = v,
-                StrField::AgentId => row.agent_id = v,
-                StrField::Tool => row.tool_name = v,
-                StrField::ToolCallId => row.tool_call_id = v,
-                StrField::Prompt => row.prompt_name = v,
-                StrField::Method => row.mcp_method = v,
-                StrField::Session => row.mcp_session_id = v,
-                StrField::ResourceUri => row.mcp_resource_uri = v,
-                StrField::RequestId => row.jsonrpc_request_id = v,
-                StrField::RpcStatus => row.rpc_response_status_code = v,
-                StrField::ErrorType => row.error_type = v,
-                StrField::Skill => row.skill_name = v,
-                StrField::GuardrailName => row.guardrail_name = v,
-                StrField::GuardrailDecision => row.guardrail_decision = v,
-                StrField::ResultType => row.result_type = v,
-                StrField::ArgsDigest => row.arguments_digest = v,
-                StrField::Traceparent => row.mcp_meta_traceparent = v,
+                StrField::Service => row.service_name = sym(),
+                StrField::Scope => row.scope_name = sym(),
+                StrField::Operation => row.operation_name = sym(),
+                StrField::Provider => row.provider_name = sym(),
+                StrField::RequestModel => row.request_model = sym(),
+                StrField::Conversation => row.conversation_id = Some(v.to_string()),
+                StrField::AgentName => row.agent_name = sym(),
+                StrField::AgentId => row.agent_id = sym(),
+                StrField::Tool => row.tool_name = sym(),
+                StrField::ToolCallId => row.tool_call_id = Some(v.to_string()),
+                StrField::Prompt => row.prompt_name = sym(),
+                StrField::Method => row.mcp_method = sym(),
+                StrField::Session => row.mcp_session_id = Some(v.to_string()),
+                StrField::ResourceUri => row.mcp_resource_uri = sym(),
+                StrField::RequestId => row.jsonrpc_request_id = Some(v.to_string()),
+                StrField::RpcStatus => row.rpc_response_status_code = sym(),
+                StrField::ErrorType => row.error_type = sym(),
+                StrField::Skill => row.skill_name = sym(),
+                StrField::GuardrailName => row.guardrail_name = sym(),
+                StrField::GuardrailDecision => row.guardrail_decision = sym(),
+                StrField::ResultType => row.result_type = sym(),
+                StrField::ArgsDigest => row.arguments_digest = Some(v.to_string()),
+                StrField::Traceparent => row.mcp_meta_traceparent = Some(v.to_string()),
             }
         }
         for (field, a) in &self.bools {
@@ -508,19 +556,19 @@ impl Columns {
             }
         }
         if let Some(a) = &self.result_content_types {
-            row.result_content_types = a.row(i);
+            row.result_content_types = a.row(i, interner);
         }
         if let Some(a) = &self.tool_definitions {
             row.tool_definitions = tool_defs(a, i);
         }
         if let Some(a) = &self.dialects {
-            row.dialects = a.row(i);
+            row.dialects = a.row(i, interner);
         }
         if let Some(a) = &self.events {
-            row.event_names = event_names(a, i);
+            row.event_names = event_names(a, i, interner);
         }
         if let Some(a) = &self.attributes {
-            row.attribute_keys = a.keys(i);
+            row.attribute_keys = a.keys(i, interner);
         }
         if !self.content.is_empty() || self.content_attributes.is_some() {
             let mut c = SpanContent::default();

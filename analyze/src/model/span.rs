@@ -6,6 +6,11 @@
 //! rule asks for it).
 
 use std::fmt;
+use std::sync::Arc;
+
+/// A shared, interned string: the loader hands out one allocation per distinct value of
+/// low-cardinality lists (attribute keys, dialects, event names), not one per span.
+pub type Sym = Arc<str>;
 
 /// 16-byte trace id.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -145,49 +150,49 @@ pub struct SpanRow {
     pub trace_id: TraceId,
     pub span_id: SpanId,
     pub parent_span_id: Option<SpanId>,
-    pub name: String,
+    pub name: Sym,
     pub kind: SpanKindField,
     pub start_ns: i64,
     pub end_ns: i64,
     pub status: StatusField,
-    pub status_message: Option<String>,
-    pub service_name: Option<String>,
-    pub scope_name: Option<String>,
+    pub status_message: Option<Sym>,
+    pub service_name: Option<Sym>,
+    pub scope_name: Option<Sym>,
     // GenAI
-    pub operation_name: Option<String>,
-    pub provider_name: Option<String>,
-    pub request_model: Option<String>,
+    pub operation_name: Option<Sym>,
+    pub provider_name: Option<Sym>,
+    pub request_model: Option<Sym>,
     pub conversation_id: Option<String>,
-    pub agent_name: Option<String>,
-    pub agent_id: Option<String>,
-    pub tool_name: Option<String>,
+    pub agent_name: Option<Sym>,
+    pub agent_id: Option<Sym>,
+    pub tool_name: Option<Sym>,
     pub tool_call_id: Option<String>,
-    pub prompt_name: Option<String>,
+    pub prompt_name: Option<Sym>,
     // MCP
-    pub mcp_method: Option<String>,
+    pub mcp_method: Option<Sym>,
     pub mcp_session_id: Option<String>,
-    pub mcp_resource_uri: Option<String>,
+    pub mcp_resource_uri: Option<Sym>,
     pub jsonrpc_request_id: Option<String>,
-    pub rpc_response_status_code: Option<String>,
-    pub error_type: Option<String>,
+    pub rpc_response_status_code: Option<Sym>,
+    pub error_type: Option<Sym>,
     // seeds' custom
-    pub skill_name: Option<String>,
-    pub guardrail_name: Option<String>,
-    pub guardrail_decision: Option<String>,
+    pub skill_name: Option<Sym>,
+    pub guardrail_name: Option<Sym>,
+    pub guardrail_decision: Option<Sym>,
     // derived facts
     pub result_has_structured_content: Option<bool>,
     pub result_is_error: Option<bool>,
-    pub result_content_types: Vec<String>,
-    pub result_type: Option<String>,
+    pub result_content_types: Vec<Sym>,
+    pub result_type: Option<Sym>,
     pub result_text_is_json_object: Option<bool>,
     pub arguments_digest: Option<String>,
     pub tool_definitions: Option<Vec<ToolDef>>,
     pub mcp_meta_traceparent: Option<String>,
-    pub dialects: Vec<String>,
+    pub dialects: Vec<Sym>,
     /// Names of the span's events (e.g. `approval.granted`).
-    pub event_names: Vec<String>,
+    pub event_names: Vec<Sym>,
     /// Keys of the generic `attributes` map (for rules about attribute naming, e.g. TL007).
-    pub attribute_keys: Vec<String>,
+    pub attribute_keys: Vec<Sym>,
     /// Content columns, only when a rule asked for them.
     pub content: Option<Box<SpanContent>>,
 }

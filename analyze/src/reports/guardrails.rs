@@ -44,7 +44,7 @@ pub fn build(model: &Model) -> Report<GuardrailRow> {
         let Some(decision) = s.guardrail_decision.as_deref() else {
             continue;
         };
-        let Some(name) = s.guardrail_name.clone() else {
+        let Some(name) = s.guardrail_name.as_deref().map(str::to_string) else {
             unnamed += 1;
             continue;
         };
@@ -71,7 +71,7 @@ pub fn build(model: &Model) -> Report<GuardrailRow> {
         if s.guardrail_decision.as_deref() != Some("require_approval") {
             continue;
         }
-        let Some(name) = s.guardrail_name.clone() else {
+        let Some(name) = s.guardrail_name.as_deref().map(str::to_string) else {
             continue;
         };
         if let Some(a) = acc.get_mut(&(name, skill_of(model, first).map(str::to_string))) {

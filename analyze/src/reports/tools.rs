@@ -68,7 +68,7 @@ pub fn build(model: &Model) -> Report<ToolRow> {
             .members
             .iter()
             .find(|&&m| model.roles[m] == Some(McpRole::Server))
-            .and_then(|&m| model.spans[m].service_name.clone());
+            .and_then(|&m| model.spans[m].service_name.as_deref().map(str::to_string));
         let a = acc.entry((tool, server)).or_default();
         a.calls += 1;
         if call.is_error == Some(true) {

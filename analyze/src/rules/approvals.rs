@@ -47,7 +47,7 @@ impl Approvals {
             let scope = model.span_scope(i);
             match decision {
                 "require_approval" => pending.entry(scope).or_default().push((
-                    s.tool_name.clone(),
+                    s.tool_name.as_deref().map(str::to_string),
                     s.tool_call_id.clone(),
                     i,
                 )),
@@ -59,13 +59,13 @@ impl Approvals {
                         .iter()
                         .position(|(tool, id, _)| match (id, &s.tool_call_id) {
                             (Some(a), Some(b)) => a == b,
-                            _ => same(tool, &s.tool_name),
+                            _ => same(tool.as_deref(), s.tool_name.as_deref()),
                         });
                     if let Some(pos) = pos {
                         let (tool, id, req) = list.remove(pos);
                         out.items.push(Approval {
                             scope,
-                            tool: tool.or_else(|| s.tool_name.clone()),
+                            tool: tool.or_else(|| s.tool_name.as_deref().map(str::to_string)),
                             tool_call_id: id.or_else(|| s.tool_call_id.clone()),
                             granted_ns: s.start_ns,
                             spans: vec![req, i],
@@ -121,6 +121,6 @@ impl Approvals {
     }
 }
 
-fn same(a: &Option<String>, b: &Option<String>) -> bool {
+fn same(a: Option<&str>, b: Option<&str>) -> bool {
     matches!((a, b), (Some(x), Some(y)) if x == y)
 }

@@ -45,8 +45,12 @@ impl Finding {
             severity: rule.severity(),
             trace_id: s.trace_id,
             span_id: s.span_id,
-            conversation_id: model.conversation.get(span).cloned().flatten(),
-            tool: s.tool_name.clone(),
+            conversation_id: model
+                .conversation
+                .get(span)
+                .and_then(|c| c.as_deref())
+                .map(str::to_string),
+            tool: s.tool_name.as_deref().map(str::to_string),
             message: message.into(),
             related: Vec::new(),
         }

@@ -26,6 +26,7 @@ mod tl014_runaway_tool_loop;
 mod tl015_semconv_violation;
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use context::{Catalog, Context, RuleOptions};
 pub use finding::{Coverage, Finding, RuleOutcome};
@@ -136,11 +137,12 @@ impl Report {
     }
 }
 
-/// Runs `rules` over `ctx`.
+/// Runs `rules` over `ctx`, on as many threads as the machine has (rules only read the model), and
+/// reports in rule order whatever thread finished first.
 pub fn run(rules: &[&dyn Rule], ctx: &Context) -> Report {
+    let outcomes = run_parallel(rules, ctx);
     let mut report = Report::default();
-    for rule in rules {
-        let outcome = rule.check(ctx);
+    for (rule, outcome) in rules.iter().zip(outcomes) {
         report.findings.extend(outcome.findings);
         let mut cov = outcome.coverage;
         cov.rule = rule.code();
@@ -151,4 +153,42 @@ pub fn run(rules: &[&dyn Rule], ctx: &Context) -> Report {
             .cmp(&(a.severity, b.rule, b.trace_id, b.span_id))
     });
     report
+}
+
+/// One outcome per rule, in rule order. Workers take the next rule from a shared counter, so a slow
+/// rule does not hold back the others.
+fn run_parallel(rules: &[&dyn Rule], ctx: &Context) -> Vec<RuleOutcome> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(rules.len());
+    if threads <= 1 {
+        return rules.iter().map(|r| r.check(ctx)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, RuleOutcome)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(rule) = rules.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, rule.check(ctx)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| match w.join() {
+                Ok(v) => v,
+                // A rule must not panic; if one did, re-raise it on this thread.
+                Err(p) => std::panic::resume_unwind(p),
+            })
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, o)| o).collect()
 }

@@ -10,7 +10,7 @@
 //! released convention; the registry marks them `draft` and this rule only counts them in its
 //! coverage (TL015 reports the missing semconv names on those spans instead).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use schemas::registry::{deprecated_alias, DeprecatedAlias};
 use schemas::schema::col;
@@ -70,12 +70,20 @@ impl Rule for DeprecatedAttribute {
         // deprecated name -> spans that also carry the replacement / draft names -> spans.
         let mut both: BTreeMap<&'static str, usize> = BTreeMap::new();
         let mut drafts: BTreeMap<&'static str, usize> = BTreeMap::new();
+        // The registry lookup matches patterns; a store has a few hundred distinct keys on a
+        // million spans, so each distinct key is looked up once.
+        let mut lookups: HashMap<
+            &str,
+            Option<&'static DeprecatedAlias>,
+            foldhash::fast::RandomState,
+        > = HashMap::default();
         for (i, s) in model.spans.iter().enumerate() {
             let keys = span_keys(s);
             let mut missing: Vec<&'static DeprecatedAlias> = Vec::new();
             let mut seen: Vec<&'static str> = Vec::new();
-            for key in &keys {
-                let Some(alias) = deprecated_alias(key) else {
+            for &key in &keys {
+                let found = *lookups.entry(key).or_insert_with(|| deprecated_alias(key));
+                let Some(alias) = found else {
                     continue;
                 };
                 // An indexed family (gen_ai.prompt.0.*, gen_ai.prompt.1.*) counts once.
@@ -123,7 +131,7 @@ impl Rule for DeprecatedAttribute {
 
 /// Attribute keys of the span, plus the keys of its vendor content attributes.
 fn span_keys(s: &SpanRow) -> Vec<&str> {
-    let mut keys: Vec<&str> = s.attribute_keys.iter().map(String::as_str).collect();
+    let mut keys: Vec<&str> = s.attribute_keys.iter().map(AsRef::as_ref).collect();
     if let Some(c) = &s.content {
         keys.extend(c.other.iter().map(|(k, _)| k.as_str()));
     }

@@ -14,6 +14,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+/// Attribute keys of one span; one set reused across spans (a million spans, a handful of keys).
+type Keys<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
+
 use schemas::schema::col;
 
 use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
@@ -82,8 +85,10 @@ impl Rule for SemconvViolation {
         // (service, scope, what) -> spans
         let mut groups: BTreeMap<(String, String, String), Vec<usize>> = BTreeMap::new();
         let mut examined = 0;
+        let mut keys = Keys::default();
         for (i, s) in model.spans.iter().enumerate() {
-            let keys: HashSet<&str> = s.attribute_keys.iter().map(String::as_str).collect();
+            keys.clear();
+            keys.extend(s.attribute_keys.iter().map(AsRef::as_ref));
             let mut problems: Vec<String> = Vec::new();
             let mut candidate = false;
             if let Some((label, missing)) = missing_required(s, &keys) {
@@ -106,8 +111,8 @@ impl Rule for SemconvViolation {
             }
             for p in problems {
                 let key = (
-                    s.service_name.clone().unwrap_or_else(|| "?".into()),
-                    s.scope_name.clone().unwrap_or_default(),
+                    s.service_name.as_deref().unwrap_or("?").to_string(),
+                    s.scope_name.as_deref().unwrap_or_default().to_string(),
                     p,
                 );
                 groups.entry(key).or_default().push(i);
@@ -141,7 +146,7 @@ impl Rule for SemconvViolation {
 
 /// The span's kind label and the required semconv names it did not send; None when the span is
 /// neither an MCP nor a GenAI span (nothing required).
-fn missing_required(s: &SpanRow, keys: &HashSet<&str>) -> Option<(String, Vec<&'static str>)> {
+fn missing_required(s: &SpanRow, keys: &Keys) -> Option<(String, Vec<&'static str>)> {
     let mut missing = Vec::new();
     if let Some(method) = s.mcp_method.as_deref() {
         if !keys.contains(METHOD) {
