@@ -58,6 +58,10 @@ pub struct CollectArgs {
     /// Refuse request bodies larger than this after decompression (413).
     #[arg(long, default_value_t = 64 * 1024 * 1024)]
     pub max_body_bytes: usize,
+    /// Refuse new requests at once (429, before reading them) while this many request-body
+    /// bytes are already being processed.
+    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    pub max_inflight_bytes: usize,
     /// Require `Authorization: Bearer <token>` with the token in this file.
     #[arg(long)]
     pub auth_token_file: Option<PathBuf>,
@@ -86,6 +90,8 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
         http: args.http,
         grpc: args.grpc,
         max_body_bytes: args.max_body_bytes,
+        max_inflight_bytes: args.max_inflight_bytes,
+        processing_slots: crate::admission::Admission::default_slots(),
         auth_token,
         redact_content: args.store.redact_content,
         stats_interval: Duration::from_secs(args.stats_interval_secs.max(1)),
