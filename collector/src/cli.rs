@@ -82,6 +82,7 @@ pub struct IngestArgs {
 }
 
 pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
+    crate::malloc_tuning::tune();
     let auth_token = match &args.auth_token_file {
         Some(p) => Some(crate::auth::load_token(p)?),
         None => None,
@@ -122,6 +123,7 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
+    crate::malloc_tuning::tune();
     let stats = Arc::new(Stats::default());
     let pipeline = Pipeline::start(args.store.pipeline_config(data_dir), stats)
         .with_context(|| format!("cannot open the store {}", data_dir.display()))?;

@@ -18,6 +18,7 @@ pub mod http;
 pub mod ingest;
 pub mod layout;
 pub mod limits;
+pub mod malloc_tuning;
 pub mod otlp_response;
 pub mod parquet_writer;
 pub mod pipeline;
