@@ -13,7 +13,9 @@ pub struct Stats {
     pub spans_accepted: AtomicU64,
     /// Spans rejected by validation (reported back in `partial_success`).
     pub spans_rejected: AtomicU64,
-    /// Spans refused because the queue was full (429 / RESOURCE_EXHAUSTED).
+    /// Spans refused after conversion because the queue was full (429 / RESOURCE_EXHAUSTED).
+    /// A request refused at admission, before its body is read, has no known span count: it
+    /// shows only in the per-status request counts.
     pub spans_refused: AtomicU64,
     /// Requests whose body was decoded and converted (a request refused at admission, before its
     /// body is read, is not counted).
