@@ -76,6 +76,14 @@ impl Backlog {
         })
     }
 
+    /// True when not even a small batch could be reserved now: checked when a request arrives,
+    /// before its body is read, so a refusal under overload costs nothing.
+    pub fn is_full(&self) -> bool {
+        self.used.lock().map_or(true, |u| {
+            u.batches >= self.max_batches || (u.batches > 0 && u.bytes >= self.max_bytes)
+        })
+    }
+
     /// Batches currently queued.
     pub fn queued(&self) -> usize {
         self.used.lock().map(|u| u.batches).unwrap_or(0)
@@ -104,7 +112,9 @@ mod tests {
         let r2 = b.try_reserve(40).unwrap();
         assert!(b.try_reserve(0).is_none(), "batches over budget");
         assert_eq!(b.queued(), 2);
+        assert!(b.is_full());
         drop(r1);
+        assert!(!b.is_full());
         let _r3 = b.try_reserve(60).unwrap();
         drop(r2);
         assert_eq!(b.queued(), 1);
@@ -113,7 +123,9 @@ mod tests {
     #[test]
     fn oversize_batch_fits_an_empty_queue() {
         let b = Backlog::new(4, 10);
+        assert!(!b.is_full());
         let r = b.try_reserve(1000).unwrap();
+        assert!(b.is_full(), "bytes at or over the budget");
         assert!(b.try_reserve(1).is_none());
         drop(r);
         assert!(b.reserve_blocking(1000).is_some());

@@ -58,6 +58,10 @@ pub struct CollectArgs {
     /// Refuse request bodies larger than this after decompression (413).
     #[arg(long, default_value_t = 64 * 1024 * 1024)]
     pub max_body_bytes: usize,
+    /// Refuse new requests at once (429, before reading them) while this many request-body
+    /// bytes are already being processed.
+    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    pub max_inflight_bytes: usize,
     /// Require `Authorization: Bearer <token>` with the token in this file.
     #[arg(long)]
     pub auth_token_file: Option<PathBuf>,
@@ -78,6 +82,7 @@ pub struct IngestArgs {
 }
 
 pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
+    crate::malloc_tuning::tune();
     let auth_token = match &args.auth_token_file {
         Some(p) => Some(crate::auth::load_token(p)?),
         None => None,
@@ -86,6 +91,8 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
         http: args.http,
         grpc: args.grpc,
         max_body_bytes: args.max_body_bytes,
+        max_inflight_bytes: args.max_inflight_bytes,
+        processing_slots: crate::admission::Admission::default_slots(),
         auth_token,
         redact_content: args.store.redact_content,
         stats_interval: Duration::from_secs(args.stats_interval_secs.max(1)),
@@ -116,6 +123,7 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
+    crate::malloc_tuning::tune();
     let stats = Arc::new(Stats::default());
     let pipeline = Pipeline::start(args.store.pipeline_config(data_dir), stats)
         .with_context(|| format!("cannot open the store {}", data_dir.display()))?;

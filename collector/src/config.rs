@@ -66,6 +66,11 @@ pub struct ServerConfig {
     pub grpc: SocketAddr,
     /// Cap on a request body, applied after decompression (and to the compressed body too).
     pub max_body_bytes: usize,
+    /// Early admission: request bodies admitted but not yet answered; beyond it a request is
+    /// refused with 429 before its body is read.
+    pub max_inflight_bytes: usize,
+    /// Requests decoded and converted at once (the others wait holding only their body).
+    pub processing_slots: usize,
     /// Bearer token required on every request when set.
     pub auth_token: Option<String>,
     /// Drop content columns (arguments, results, messages) at ingest.
@@ -78,12 +83,15 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// Loopback defaults (`127.0.0.1:4318` / `:4317`), 64 MiB cap, no auth.
+    /// Loopback defaults (`127.0.0.1:4318` / `:4317`), 64 MiB body cap, 64 MiB of bodies in
+    /// flight, one processing slot per core, no auth.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         ServerConfig {
             http: SocketAddr::from(([127, 0, 0, 1], 4318)),
             grpc: SocketAddr::from(([127, 0, 0, 1], 4317)),
             max_body_bytes: 64 * 1024 * 1024,
+            max_inflight_bytes: 64 * 1024 * 1024,
+            processing_slots: crate::admission::Admission::default_slots(),
             auth_token: None,
             redact_content: false,
             stats_interval: Duration::from_secs(30),

@@ -17,7 +17,7 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::auth::authorized;
 use crate::otlp_response::export_response;
-use crate::request::{process_request, Context, Refusal};
+use crate::request::{admit, process_request, Context, Refusal};
 
 /// The gRPC trace service.
 pub struct GrpcReceiver {
@@ -62,16 +62,27 @@ impl TraceService for GrpcReceiver {
                 401,
             ));
         }
-        let message = request.into_inner();
-        let ctx = self.ctx.clone();
-        let task = tokio::spawn(async move {
-            tokio::task::spawn_blocking(move || process_request(&ctx, &message)).await
-        });
-        let outcome = match task.await {
-            Ok(Ok(o)) => o,
-            Ok(Err(e)) | Err(e) => Err(Refusal::Unavailable(format!(
-                "internal error while storing the request: {e}; retry, and report it if it persists"
-            ))),
+        // tonic has decoded the message already; refusing here still saves its conversion.
+        let outcome = match admit(&self.ctx, 0) {
+            Ok(permit) => {
+                let message = request.into_inner();
+                let ctx = self.ctx.clone();
+                let task = tokio::spawn(async move {
+                    tokio::task::spawn_blocking(move || {
+                        let outcome = process_request(&ctx, message);
+                        drop(permit);
+                        outcome
+                    })
+                    .await
+                });
+                match task.await {
+                    Ok(Ok(o)) => o,
+                    Ok(Err(e)) | Err(e) => Err(Refusal::Unavailable(format!(
+                        "internal error while storing the request: {e}; retry, and report it if it persists"
+                    ))),
+                }
+            }
+            Err(refusal) => Err(refusal),
         };
         match outcome {
             Ok(accepted) => {

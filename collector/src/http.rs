@@ -1,7 +1,9 @@
 //! OTLP/HTTP receiver: `POST /v1/traces` with protobuf or JSON bodies, plain, gzip or zstd.
 //!
-//! Checks run cheapest first (auth, content type, encoding, declared length) so a refused request
-//! costs almost nothing; the body is read under the cap, then processed in a detached task
+//! Checks run cheapest first (auth, content type, encoding, declared length, then admission:
+//! queue full or in-flight body budget spent -> 429 with `Retry-After`) so a refused request
+//! costs almost nothing and its body is never read; the body is read under the cap, then
+//! processed in a detached task
 //! ([`crate::request`]) whose result is awaited: if the client disconnects, the task still
 //! finishes its WAL append, and nobody's data is cancelled halfway.
 
@@ -18,7 +20,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use crate::auth::authorized;
 use crate::limits::Encoding;
 use crate::otlp_response::{code, encode_response, encode_status, export_response, Format};
-use crate::request::{process_body, Context, Refusal};
+use crate::request::{admit, process_body, Context, Refusal};
 
 /// Shared state of the HTTP receiver.
 pub struct HttpState {
@@ -108,6 +110,11 @@ async fn export_traces(
             &too_large(),
         );
     }
+    // Admission before the body is read: under overload a refusal costs a header check.
+    let mut permit = match admit(&state.ctx, declared.map_or(0, |n| n as usize)) {
+        Ok(p) => p,
+        Err(refusal) => return refusal_response(&state, format, refusal),
+    };
     let bytes = match Limited::new(body, cap).collect().await {
         Ok(c) => c.to_bytes(),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
@@ -130,10 +137,24 @@ async fn export_traces(
             );
         }
     };
+    if declared.is_none() && !permit.try_resize(bytes.len()) {
+        let refusal = Refusal::Overloaded(format!(
+            "the collector is overloaded ({} request bytes in flight, budget {}); retry after the Retry-After delay",
+            state.ctx.admission.inflight_bytes(),
+            state.ctx.admission.max_inflight_bytes()
+        ));
+        return refusal_response(&state, format, refusal);
+    }
     let ctx = state.ctx.clone();
-    // Detached: runs to completion even if this handler future is dropped (client gone).
+    // Detached: runs to completion even if this handler future is dropped (client gone). The
+    // permit is held until the request is answered.
     let task = tokio::spawn(async move {
-        tokio::task::spawn_blocking(move || process_body(&ctx, &bytes, encoding, format)).await
+        tokio::task::spawn_blocking(move || {
+            let outcome = process_body(&ctx, &bytes, encoding, format);
+            drop(permit);
+            outcome
+        })
+        .await
     });
     let outcome = match task.await {
         Ok(Ok(outcome)) => outcome,
@@ -153,29 +174,36 @@ async fn export_traces(
             );
             ([(header::CONTENT_TYPE, format.content_type())], body).into_response()
         }
-        Err(Refusal::BadRequest(m)) => refuse(
-            &state,
+        Err(refusal) => refusal_response(&state, format, refusal),
+    }
+}
+
+/// The answer to a request that was not acknowledged.
+fn refusal_response(state: &HttpState, format: Format, refusal: Refusal) -> Response {
+    match refusal {
+        Refusal::BadRequest(m) => refuse(
+            state,
             format,
             StatusCode::BAD_REQUEST,
             code::INVALID_ARGUMENT,
             &m,
         ),
-        Err(Refusal::TooLarge(m)) => refuse(
-            &state,
+        Refusal::TooLarge(m) => refuse(
+            state,
             format,
             StatusCode::PAYLOAD_TOO_LARGE,
             code::RESOURCE_EXHAUSTED,
             &m,
         ),
-        Err(Refusal::Overloaded(m)) => refuse(
-            &state,
+        Refusal::Overloaded(m) => refuse(
+            state,
             format,
             StatusCode::TOO_MANY_REQUESTS,
             code::RESOURCE_EXHAUSTED,
             &m,
         ),
-        Err(Refusal::Unavailable(m)) => refuse(
-            &state,
+        Refusal::Unavailable(m) => refuse(
+            state,
             format,
             StatusCode::SERVICE_UNAVAILABLE,
             code::UNAVAILABLE,

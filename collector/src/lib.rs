@@ -1,10 +1,12 @@
 //! The OTLP receiver and Parquet span store writer.
 //!
 //! Data path: receivers ([`http`], [`grpc`]) and the file importer ([`ingest`]) share one
-//! [`request`] path into the [`pipeline`]: admission ([`backlog`]) -> [`wal`] -> [`batcher`] ->
+//! [`request`] path into the [`pipeline`]: early [`admission`] (before a body is read) ->
+//! decode and convert -> queue reservation ([`backlog`]) -> [`wal`] -> [`batcher`] ->
 //! [`parquet_writer`] in the Hive [`layout`]. A request is acknowledged once its batch is in the
 //! WAL; Parquet is written off the request path and the WAL is replayed, exactly once, on start.
 
+pub mod admission;
 pub mod auth;
 pub mod backlog;
 pub mod batcher;
@@ -16,6 +18,7 @@ pub mod http;
 pub mod ingest;
 pub mod layout;
 pub mod limits;
+pub mod malloc_tuning;
 pub mod otlp_response;
 pub mod parquet_writer;
 pub mod pipeline;

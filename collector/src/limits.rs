@@ -1,6 +1,7 @@
 //! Request body limits: the cap is applied to the bytes *after* decompression, so a small gzip or
 //! zstd bomb cannot make the collector allocate gigabytes. The compressed body is capped too.
 
+use std::borrow::Cow;
 use std::io::Read;
 
 /// Content encodings a client may send.
@@ -39,26 +40,29 @@ pub enum BodyError {
 
 /// Decompress `body` per `encoding`, failing with [`BodyError::TooLarge`] as soon as more than
 /// `limit` bytes come out (the reader stops there: memory stays bounded by `limit`).
+/// A plain body is borrowed, not copied.
 pub fn decompress_capped(
     body: &[u8],
     encoding: Encoding,
     limit: usize,
-) -> Result<Vec<u8>, BodyError> {
+) -> Result<Cow<'_, [u8]>, BodyError> {
     match encoding {
         Encoding::Identity => {
             if body.len() > limit {
                 return Err(BodyError::TooLarge { limit });
             }
-            Ok(body.to_vec())
+            Ok(Cow::Borrowed(body))
         }
-        Encoding::Gzip => read_capped(flate2::read::MultiGzDecoder::new(body), "gzip", limit),
+        Encoding::Gzip => {
+            read_capped(flate2::read::MultiGzDecoder::new(body), "gzip", limit).map(Cow::Owned)
+        }
         Encoding::Zstd => {
             let decoder =
                 zstd::stream::read::Decoder::new(body).map_err(|source| BodyError::Corrupt {
                     encoding: "zstd",
                     source,
                 })?;
-            read_capped(decoder, "zstd", limit)
+            read_capped(decoder, "zstd", limit).map(Cow::Owned)
         }
     }
 }
@@ -92,8 +96,9 @@ mod tests {
 
     #[test]
     fn gzip_within_the_cap_round_trips() {
-        let out = decompress_capped(&gzip(b"hello"), Encoding::Gzip, 5).unwrap();
-        assert_eq!(out, b"hello");
+        let body = gzip(b"hello");
+        let out = decompress_capped(&body, Encoding::Gzip, 5).unwrap();
+        assert_eq!(&out[..], b"hello");
     }
 
     #[test]
@@ -115,6 +120,17 @@ mod tests {
             decompress_capped(&z, Encoding::Zstd, 4096).unwrap().len(),
             4096
         );
+    }
+
+    #[test]
+    fn plain_body_is_borrowed_not_copied() {
+        let body = b"plain bytes".to_vec();
+        let out = decompress_capped(&body, Encoding::Identity, 11).unwrap();
+        assert!(matches!(out, Cow::Borrowed(b) if std::ptr::eq(b, &body[..])));
+        assert!(matches!(
+            decompress_capped(&body, Encoding::Identity, 10),
+            Err(BodyError::TooLarge { limit: 10 })
+        ));
     }
 
     #[test]

@@ -215,6 +215,12 @@ impl Pipeline {
         self.backlog.queued()
     }
 
+    /// True when the queue could not take any batch now (see [`Backlog::is_full`]): a request
+    /// arriving now is refused before its body is read.
+    pub fn is_full(&self) -> bool {
+        self.backlog.is_full()
+    }
+
     /// WAL records replayed at start.
     pub fn replayed_records(&self) -> u64 {
         self.replayed_records

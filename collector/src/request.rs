@@ -1,13 +1,16 @@
 //! The protocol-independent request path shared by OTLP/HTTP and OTLP/gRPC:
-//! decompress (capped) -> decode -> convert (once, straight to Arrow) -> pipeline (admission,
-//! WAL, fsync) -> outcome. Runs on a blocking thread inside a detached task, so a client that
-//! goes away cannot cancel a WAL append halfway.
+//! early admission ([`admit`], before the body is read) -> processing slot -> decompress
+//! (capped) -> decode -> convert (once, straight to Arrow) -> pipeline (queue reservation, WAL,
+//! fsync) -> outcome. Runs on a blocking thread inside a detached task, so a client that goes
+//! away cannot cancel a WAL append halfway. The processing slot is held only while the CPU-heavy
+//! steps run, not while the WAL fsync is awaited, so group commit still batches many requests.
 
 use std::sync::Arc;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use schemas::convert::{convert_request, IngestContext};
+use schemas::convert::{convert_request, Converted, IngestContext};
 
+use crate::admission::{Admission, BodyPermit};
 use crate::limits::{decompress_capped, BodyError, Encoding};
 use crate::otlp_response::Format;
 use crate::pipeline::{Pipeline, SubmitError};
@@ -44,43 +47,96 @@ pub struct Context {
     pub pipeline: Arc<Pipeline>,
     pub stats: Arc<Stats>,
     pub max_body_bytes: usize,
+    /// In-flight body budget and processing slots, shared by both receivers.
+    pub admission: Arc<Admission>,
     pub redact_content: bool,
     /// `ingest_source` of the rows: `otlp-http` / `otlp-grpc`.
     pub source: &'static str,
 }
 
-/// An OTLP/HTTP body as received.
+/// Early admission, before the body is read: refused (429 / RESOURCE_EXHAUSTED) when the queue
+/// to the Parquet writer is full or the in-flight body budget is spent. `declared_bytes` is the
+/// body size when known up front (0 otherwise; see [`BodyPermit::try_resize`]).
+pub fn admit(ctx: &Context, declared_bytes: usize) -> Result<BodyPermit, Refusal> {
+    if ctx.pipeline.is_full() {
+        return Err(queue_full(ctx));
+    }
+    ctx.admission.try_admit(declared_bytes).ok_or_else(|| {
+        Refusal::Overloaded(format!(
+            "the collector is overloaded ({} request bytes in flight, budget {}); retry after the Retry-After delay",
+            ctx.admission.inflight_bytes(),
+            ctx.admission.max_inflight_bytes()
+        ))
+    })
+}
+
+fn queue_full(ctx: &Context) -> Refusal {
+    Refusal::Overloaded(format!(
+        "the collector is overloaded ({} batches waiting to be written); retry after the Retry-After delay",
+        ctx.pipeline.queued_batches()
+    ))
+}
+
+/// An OTLP/HTTP body as received (admitted by [`admit`]).
 pub fn process_body(
     ctx: &Context,
     body: &[u8],
     encoding: Encoding,
     format: Format,
 ) -> Result<Accepted, Refusal> {
-    let plain = decompress_capped(body, encoding, ctx.max_body_bytes).map_err(|e| match e {
-        BodyError::TooLarge { .. } => Refusal::TooLarge(e.to_string()),
-        BodyError::Corrupt { .. } => Refusal::BadRequest(e.to_string()),
-    })?;
-    let request = match format {
-        Format::Protobuf => schemas::decode::decode_protobuf(&plain),
-        Format::Json => schemas::decode::decode_json(&plain),
-    }
-    .map_err(|e| Refusal::BadRequest(e.to_string()))?;
-    process_request(ctx, &request)
+    let converted = {
+        let _slot = ctx.admission.processing_slot();
+        // The queue may have filled while this request waited for its slot.
+        if ctx.pipeline.is_full() {
+            return Err(queue_full(ctx));
+        }
+        Stats::add(&ctx.stats.requests_decoded, 1);
+        let plain = decompress_capped(body, encoding, ctx.max_body_bytes).map_err(|e| match e {
+            BodyError::TooLarge { .. } => Refusal::TooLarge(e.to_string()),
+            BodyError::Corrupt { .. } => Refusal::BadRequest(e.to_string()),
+        })?;
+        let request = match format {
+            Format::Protobuf => schemas::decode::decode_protobuf(&plain),
+            Format::Json => schemas::decode::decode_json(&plain),
+        }
+        .map_err(|e| Refusal::BadRequest(e.to_string()))?;
+        convert(ctx, request)
+    };
+    submit(ctx, converted)
 }
 
-/// A decoded request (gRPC, or after [`process_body`]).
+/// A request decoded by the gRPC layer.
 pub fn process_request(
     ctx: &Context,
-    request: &ExportTraceServiceRequest,
+    request: ExportTraceServiceRequest,
 ) -> Result<Accepted, Refusal> {
+    let converted = {
+        let _slot = ctx.admission.processing_slot();
+        if ctx.pipeline.is_full() {
+            return Err(queue_full(ctx));
+        }
+        Stats::add(&ctx.stats.requests_decoded, 1);
+        convert(ctx, request)
+    };
+    submit(ctx, converted)
+}
+
+/// Convert, and free the decoded request while the processing slot is still held.
+fn convert(ctx: &Context, request: ExportTraceServiceRequest) -> Converted {
     let converted = convert_request(
-        request,
+        &request,
         &IngestContext {
             received_at_unix_nano: now_unix_nanos(),
             source: ctx.source.to_string(),
             redact_content: ctx.redact_content,
         },
     );
+    drop(request);
+    converted
+}
+
+/// Queue reservation, WAL append and fsync; the answer to the client.
+fn submit(ctx: &Context, converted: Converted) -> Result<Accepted, Refusal> {
     match ctx.pipeline.submit(&converted) {
         Ok(()) => {}
         Err(SubmitError::Overloaded { queued }) => {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::admission::Admission;
 use crate::config::ServerConfig;
 use crate::grpc::GrpcReceiver;
 use crate::http::{router, HttpState};
@@ -97,10 +98,12 @@ impl Server {
             }
         }
 
+        let admission = Admission::new(config.max_inflight_bytes, config.processing_slots);
         let ctx = |source| Context {
             pipeline: Arc::clone(&pipeline),
             stats: Arc::clone(&stats),
             max_body_bytes: config.max_body_bytes,
+            admission: Arc::clone(&admission),
             redact_content: config.redact_content,
             source,
         };

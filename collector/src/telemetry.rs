@@ -13,8 +13,13 @@ pub struct Stats {
     pub spans_accepted: AtomicU64,
     /// Spans rejected by validation (reported back in `partial_success`).
     pub spans_rejected: AtomicU64,
-    /// Spans refused because the queue was full (429 / RESOURCE_EXHAUSTED).
+    /// Spans refused after conversion because the queue was full (429 / RESOURCE_EXHAUSTED).
+    /// A request refused at admission, before its body is read, has no known span count: it
+    /// shows only in the per-status request counts.
     pub spans_refused: AtomicU64,
+    /// Requests whose body was decoded and converted (a request refused at admission, before its
+    /// body is read, is not counted).
+    pub requests_decoded: AtomicU64,
     /// Rows written into committed Parquet files.
     pub rows_committed: AtomicU64,
     /// Parquet files committed (renamed into place).
@@ -69,6 +74,7 @@ impl Stats {
             spans_accepted = get(&self.spans_accepted),
             spans_rejected = get(&self.spans_rejected),
             spans_refused = get(&self.spans_refused),
+            requests_decoded = get(&self.requests_decoded),
             rows_committed = get(&self.rows_committed),
             files_committed = get(&self.files_committed),
             wal_bytes_appended = get(&self.wal_bytes_appended),

@@ -250,3 +250,73 @@ async fn full_queue_is_429_with_retry_after() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_queue_refuses_before_the_body_is_decoded() {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.pipeline.max_queue_batches = 1;
+    let server = collector::Server::start(config).await.unwrap();
+    server.pipeline().pause_writer(true);
+    let first = post(
+        &server,
+        fixture("valid.json"),
+        "application/json",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(first.status(), 200);
+    let decoded = || server.stats().requests_decoded.load(Ordering::Relaxed);
+    assert_eq!(decoded(), 1);
+    // A body that would be a 400 if it were decoded: refused at admission it is a 429.
+    let refused = post(
+        &server,
+        fixture("truncated.pb"),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let status = RpcStatus::decode(&refused.bytes().await.unwrap()[..]).unwrap();
+    assert_eq!(status.code, 8, "RESOURCE_EXHAUSTED");
+    assert!(
+        status
+            .message
+            .starts_with("the collector is overloaded (1 batches waiting to be written)"),
+        "{}",
+        status.message
+    );
+    assert_eq!(decoded(), 1, "the refused body was never decoded");
+    assert_eq!(
+        server.stats().requests_by_status().get("http:400"),
+        None,
+        "nothing was parsed, so nothing was found invalid"
+    );
+    server.pipeline().pause_writer(false);
+    while server.pipeline().queued_batches() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_still_serving(&server, None).await;
+    assert_eq!(decoded(), 2);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_request_larger_than_the_inflight_budget_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    let body = fixture("valid.json");
+    config.max_inflight_bytes = body.len() / 2;
+    let server = collector::Server::start(config).await.unwrap();
+    let resp = post(&server, body, "application/json", None, None).await;
+    assert_eq!(resp.status(), 200);
+    server.shutdown().await.unwrap();
+    assert_eq!(
+        stored_span_ids(dir.path()),
+        vec!["eee19b7ec3c1b174".to_string()]
+    );
+}

@@ -13,6 +13,14 @@ const MAX_PAYLOAD: u32 = 1 << 31;
 
 /// Write one framed record; returns the bytes written.
 pub fn write_frame(out: &mut impl Write, seq: u64, payload: &[u8]) -> io::Result<usize> {
+    out.write_all(&frame_header(seq, payload)?)?;
+    out.write_all(payload)?;
+    Ok(HEADER_LEN + payload.len())
+}
+
+/// The header that precedes `payload` on disk, so a caller can write header and payload
+/// without first copying the payload into one buffer.
+pub fn frame_header(seq: u64, payload: &[u8]) -> io::Result<[u8; HEADER_LEN]> {
     let len = u32::try_from(payload.len())
         .ok()
         .filter(|l| *l < MAX_PAYLOAD)
@@ -25,9 +33,7 @@ pub fn write_frame(out: &mut impl Write, seq: u64, payload: &[u8]) -> io::Result
     header[4..8].copy_from_slice(&len.to_le_bytes());
     header[8..12].copy_from_slice(&hasher.finalize().to_le_bytes());
     header[12..20].copy_from_slice(&seq.to_le_bytes());
-    out.write_all(&header)?;
-    out.write_all(payload)?;
-    Ok(HEADER_LEN + payload.len())
+    Ok(header)
 }
 
 /// Outcome of reading one frame.

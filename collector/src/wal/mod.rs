@@ -195,32 +195,36 @@ impl Wal {
             });
             st.current = Some(OpenSegment { file, bytes: 0 });
         }
-        let mut buf = Vec::with_capacity(frame::HEADER_LEN + payload.len());
         let seg_path = st
             .segments
             .last()
             .map(|s| s.path.clone())
             .unwrap_or_default();
-        frame::write_frame(&mut buf, seq, payload).map_err(|e| WalError::io(&seg_path, e))?;
+        // Header and payload are written as they are: no copy of the payload into a frame buffer.
+        let header = frame::frame_header(seq, payload).map_err(|e| WalError::io(&seg_path, e))?;
+        let frame_len = (frame::HEADER_LEN + payload.len()) as u64;
         let Some(cur) = st.current.as_mut() else {
             return Err(WalError::Poisoned);
         };
-        if let Err(e) = cur.file.write_all(&buf) {
+        let written = cur
+            .file
+            .write_all(&header)
+            .and_then(|()| cur.file.write_all(payload));
+        if let Err(e) = written {
             // Cut the partial record off so later records in this segment stay readable; if even
             // that fails, stop using the segment (the scan stops at its torn tail).
             let _ = cur.file.set_len(cur.bytes);
             st.current = None;
             return Err(WalError::io(&seg_path, e));
         }
-        cur.bytes += buf.len() as u64;
+        cur.bytes += frame_len;
         st.next_seq = seq + 1;
         st.written_below = seq + 1;
         if let Some(seg) = st.segments.last_mut() {
             seg.last_seq = Some(seq);
-            seg.bytes += buf.len() as u64;
+            seg.bytes += frame_len;
         }
-        self.bytes_on_disk
-            .fetch_add(buf.len() as u64, Ordering::Relaxed);
+        self.bytes_on_disk.fetch_add(frame_len, Ordering::Relaxed);
         let out = then(seq);
         Ok((seq, out))
     }
