@@ -9,8 +9,43 @@ use std::fmt;
 use std::sync::Arc;
 
 /// A shared, interned string: the loader hands out one allocation per distinct value of
-/// low-cardinality lists (attribute keys, dialects, event names), not one per span.
-pub type Sym = Arc<str>;
+/// low-cardinality columns (names, services, tools, methods, attribute keys...), not one per span.
+/// A thin pointer (8 bytes, `Option<Sym>` too) where `Arc<str>` would take 16: a span row holds
+/// about twenty of them, and a million rows are moved and paged in while the model is built.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Sym(Arc<String>);
+
+impl std::ops::Deref for Sym {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+impl AsRef<str> for Sym {
+    fn as_ref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+impl std::borrow::Borrow<str> for Sym {
+    fn borrow(&self) -> &str {
+        self.0.as_str()
+    }
+}
+impl From<&str> for Sym {
+    fn from(s: &str) -> Self {
+        Self(Arc::new(s.to_string()))
+    }
+}
+impl fmt::Display for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self)
+    }
+}
+impl fmt::Debug for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
 
 /// 16-byte trace id.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -282,5 +317,20 @@ impl SpanRow {
             }
             None => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sym_is_a_thin_pointer_and_reads_as_str() {
+        assert_eq!(std::mem::size_of::<Option<Sym>>(), 8);
+        let s = Sym::from("tools/call");
+        assert_eq!(&*s, "tools/call");
+        assert_eq!(Some(s.clone()).as_deref(), Some("tools/call"));
+        assert_eq!(s.to_string(), "tools/call");
+        assert_eq!(format!("{s:?}"), "\"tools/call\"");
     }
 }
