@@ -4,6 +4,13 @@
 
 mod demo;
 
+/// mimalloc instead of glibc malloc for the whole binary. Why: both jobs allocate hard. The
+/// collector decodes millions of small protobuf strings into short-lived Arrow batches, and the
+/// analyzer builds a model of a million spans. Profiles of both showed glibc `malloc`/`free` (and
+/// `malloc_consolidate`) among the top entries; BENCHMARKS.md has the figures.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -102,7 +102,7 @@ impl RunCatalog {
             let scope = scope_of(&model, i);
             for d in defs.iter().filter(|d| !d.name.is_empty()) {
                 cat.tools.insert(
-                    (scope.clone(), d.name.clone()),
+                    (scope.clone(), d.name.to_string()),
                     Seen {
                         def: d.clone(),
                         trace_id: s.trace_id,

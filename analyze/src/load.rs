@@ -241,7 +241,7 @@ pub async fn load_store(
     Ok(parts.into_iter().flatten().flatten().collect())
 }
 
-/// [`load_store`] as the scan produces it: one part per partition, every slot `Some`, unordered.
+/// [`load_store`] as the scan produces it: one part per scanned batch, every slot `Some`, unordered.
 /// [`crate::model::Model::from_parts`] takes this shape without moving rows twice.
 pub async fn load_store_parts(
     data_dir: &Path,
@@ -273,15 +273,19 @@ pub async fn load_store_parts(
             let path = path.clone();
             tokio::spawn(async move {
                 let mut reader = RowReader::default();
-                let mut out: Vec<Option<SpanRow>> = Vec::new();
+                // One exactly-sized chunk per batch: a growing vector would copy every row at
+                // each doubling and touch twice the memory (fresh pages are costly here).
+                let mut chunks: Vec<Vec<Option<SpanRow>>> = Vec::new();
                 while let Some(batch) = stream.next().await {
                     let batch = batch.map_err(|cause| LoadError::Scan {
                         path: path.clone(),
                         cause,
                     })?;
-                    reader.append(&batch, &mut out)?;
+                    let mut chunk = Vec::with_capacity(batch.num_rows());
+                    reader.append(&batch, &mut chunk)?;
+                    chunks.push(chunk);
                 }
-                Ok::<_, LoadError>(out)
+                Ok::<_, LoadError>(chunks)
             })
         })
         .collect();
@@ -291,7 +295,7 @@ pub async fn load_store_parts(
             path: path.clone(),
             cause: datafusion::error::DataFusionError::External(Box::new(e)),
         })??;
-        parts.push(part);
+        parts.extend(part);
     }
     Ok(parts)
 }

@@ -283,7 +283,7 @@ fn a_store_without_tool_definitions_is_an_error_not_no_drift() {
 fn def(name: &str) -> ToolDef {
     ToolDef {
         name: name.into(),
-        description: Some(format!("{name} does one thing.")),
+        description: Some(format!("{name} does one thing.").as_str().into()),
         has_output_schema: Some(true),
         read_only_hint: Some(true),
         input_schema_digest: Some("in1".into()),
@@ -357,7 +357,7 @@ fn later_definitions_win_and_scope_falls_back_to_service() {
     first.agent_name = None;
     first.service_name = Some("host".into());
     let mut reworded = def("t");
-    reworded.description = Some("x".repeat(100));
+    reworded.description = Some("x".repeat(100).as_str().into());
     let mut second = chat(2, "a", vec![reworded]);
     second.agent_name = None;
     second.service_name = Some("host".into());

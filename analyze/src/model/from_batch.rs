@@ -327,10 +327,6 @@ impl StructList {
         Some(offsets[i] as usize..offsets[i + 1] as usize)
     }
 
-    fn str(&self, field: &str, j: usize) -> Option<String> {
-        self.str_ref(field, j).map(str::to_string)
-    }
-
     fn str_ref(&self, field: &str, j: usize) -> Option<&str> {
         let (_, c) = self.strings.iter().find(|(n, _)| n == field)?;
         (!c.is_null(j)).then(|| c.value(j))
@@ -342,20 +338,21 @@ impl StructList {
     }
 }
 
-fn tool_defs(a: &StructList, i: usize) -> Option<Vec<ToolDef>> {
+fn tool_defs(a: &StructList, i: usize, interner: &mut Interner) -> Option<Vec<ToolDef>> {
     let range = a.range(i)?;
+    let mut sym = |field: &str, j: usize| a.str_ref(field, j).map(|v| interner.get(v));
     Some(
         range
             .map(|j| ToolDef {
-                name: a.str("name", j).unwrap_or_default(),
-                description: a.str("description", j),
+                name: sym("name", j).unwrap_or_default(),
+                description: sym("description", j),
                 has_output_schema: a.bool("has_output_schema", j),
                 read_only_hint: a.bool("read_only_hint", j),
                 destructive_hint: a.bool("destructive_hint", j),
                 idempotent_hint: a.bool("idempotent_hint", j),
                 open_world_hint: a.bool("open_world_hint", j),
-                input_schema_digest: a.str("input_schema_digest", j),
-                output_schema_digest: a.str("output_schema_digest", j),
+                input_schema_digest: sym("input_schema_digest", j),
+                output_schema_digest: sym("output_schema_digest", j),
             })
             .collect(),
     )
@@ -559,7 +556,7 @@ impl Columns {
             row.result_content_types = a.row(i, interner);
         }
         if let Some(a) = &self.tool_definitions {
-            row.tool_definitions = tool_defs(a, i);
+            row.tool_definitions = tool_defs(a, i, interner);
         }
         if let Some(a) = &self.dialects {
             row.dialects = a.row(i, interner);

@@ -316,7 +316,8 @@ impl Model {
 /// from its part to its place: rows are a few hundred bytes, and a comparison sort moving them
 /// was a tenth of a 1M-span `check`.
 fn gather_by_start(mut parts: Vec<Vec<Option<SpanRow>>>) -> Vec<SpanRow> {
-    let mut order: Vec<(i64, TraceId, SpanId, usize, usize)> = Vec::new();
+    let total = parts.iter().map(Vec::len).sum();
+    let mut order: Vec<(i64, TraceId, SpanId, usize, usize)> = Vec::with_capacity(total);
     for (p, part) in parts.iter().enumerate() {
         for (i, s) in part.iter().enumerate() {
             if let Some(s) = s {

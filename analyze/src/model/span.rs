@@ -21,6 +21,21 @@ impl std::ops::Deref for Sym {
         self.0.as_str()
     }
 }
+impl Sym {
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+impl PartialEq<str> for Sym {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+impl PartialEq<&str> for Sym {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
 impl AsRef<str> for Sym {
     fn as_ref(&self) -> &str {
         self.0.as_str()
@@ -154,18 +169,19 @@ impl StatusCode {
     }
 }
 
-/// One tool definition from the derived `tool_definitions` column.
+/// One tool definition from the derived `tool_definitions` column. Strings are interned: every
+/// model call repeats the agent's whole catalog, so the same descriptions come back on every turn.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolDef {
-    pub name: String,
-    pub description: Option<String>,
+    pub name: Sym,
+    pub description: Option<Sym>,
     pub has_output_schema: Option<bool>,
     pub read_only_hint: Option<bool>,
     pub destructive_hint: Option<bool>,
     pub idempotent_hint: Option<bool>,
     pub open_world_hint: Option<bool>,
-    pub input_schema_digest: Option<String>,
-    pub output_schema_digest: Option<String>,
+    pub input_schema_digest: Option<Sym>,
+    pub output_schema_digest: Option<Sym>,
 }
 
 impl ToolDef {

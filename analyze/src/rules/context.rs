@@ -62,8 +62,8 @@ impl Catalog {
             if let Some(defs) = &s.tool_definitions {
                 for d in defs {
                     if !d.name.is_empty() {
-                        tools.insert(d.name.clone(), d.clone());
-                        sources.insert(d.name.clone(), i);
+                        tools.insert(d.name.to_string(), d.clone());
+                        sources.insert(d.name.to_string(), i);
                     }
                 }
             }

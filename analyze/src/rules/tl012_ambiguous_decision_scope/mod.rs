@@ -113,7 +113,7 @@ fn near_duplicates(defs: &[&ToolDef]) -> Vec<(String, String, String)> {
     for (x, a) in defs.iter().enumerate() {
         for b in &defs[x + 1..] {
             if let Some(reason) = similarity::near_duplicate(a, b) {
-                out.push((a.name.clone(), b.name.clone(), reason));
+                out.push((a.name.to_string(), b.name.to_string(), reason));
             }
         }
     }
