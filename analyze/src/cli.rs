@@ -59,6 +59,13 @@ pub struct CheckArgs {
     /// Run only these rules (repeatable, e.g. --rule TL002 --rule TL004).
     #[arg(long = "rule")]
     pub rules: Vec<String>,
+    /// TL014: flag an agent run that calls one tool more than N times (overrides the policy
+    /// file's [limits]; default 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_calls_per_tool: Option<u32>,
+    /// TL014: flag an agent run with more than N model turns (overrides [limits]; default 25).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_model_turns: Option<u32>,
     #[command(flatten)]
     pub scan: ScanArgs,
 }
@@ -172,7 +179,16 @@ fn select_rules(codes: &[String]) -> anyhow::Result<Vec<&'static dyn Rule>> {
 }
 
 fn unknown_rule(code: &str) -> anyhow::Error {
-    let codes: Vec<&str> = RULES.iter().map(|r| r.code()).collect();
+    let mut codes: Vec<&str> = RULES.iter().map(|r| r.code()).collect();
+    if code.trim().eq_ignore_ascii_case(crate::diff::CODE) {
+        return anyhow::anyhow!(
+            "{} compares two runs: use `tripline diff BASELINE CANDIDATE` (see `tripline explain {}`)",
+            crate::diff::CODE,
+            crate::diff::CODE
+        );
+    }
+    codes.push(crate::diff::CODE);
+    codes.sort_unstable();
     anyhow::anyhow!(
         "unknown rule {code:?}; known rules: {} (see `tripline rules`)",
         codes.join(", ")
@@ -180,7 +196,14 @@ fn unknown_rule(code: &str) -> anyhow::Error {
 }
 
 pub fn check(data_dir: &Path, args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let policy = load_policy(args.policy.as_deref())?;
+    let mut policy = load_policy(args.policy.as_deref())?;
+    // Flags win over the policy file's [limits].
+    if let Some(n) = args.max_calls_per_tool {
+        policy.limits.max_calls_per_tool = Some(n as usize);
+    }
+    if let Some(n) = args.max_model_turns {
+        policy.limits.max_model_turns = Some(n as usize);
+    }
     let selected = select_rules(&args.rules)?;
     let filter = args.scan.filter()?;
     let pb = spinner("scanning spans");
@@ -207,20 +230,33 @@ pub fn rules() -> anyhow::Result<ExitCode> {
 
 /// The docs of one rule as `tripline explain` prints them.
 pub fn explain_text(rule: &dyn Rule) -> String {
-    let d = rule.docs();
+    docs_text(rule.code(), rule.name(), rule.severity(), rule.docs())
+}
+
+fn docs_text(code: &str, name: &str, severity: Severity, d: &rules::RuleDocs) -> String {
     format!(
-        "{} {} ({})\n\nWhat it detects\n  {}\n\nWhy it matters\n  {}\n\nExample\n  {}\n\nHow to fix\n  {}\n",
-        rule.code(),
-        rule.name(),
-        rule.severity(),
-        d.what,
-        d.why,
-        d.example,
-        d.fix
+        "{code} {name} ({severity})\n\nWhat it detects\n  {}\n\nWhy it matters\n  {}\n\nExample\n  {}\n\nHow to fix\n  {}\n",
+        d.what, d.why, d.example, d.fix
     )
 }
 
+/// `tripline explain TL011`: catalog drift is run by `tripline diff`, not by `check`.
+pub fn explain_diff_text() -> String {
+    let mut text = docs_text(
+        crate::diff::CODE,
+        crate::diff::NAME,
+        crate::diff::SEVERITY,
+        &crate::diff::DOCS,
+    );
+    text.push_str("\nRun it with\n  tripline diff BASELINE_DATA_DIR CANDIDATE_DATA_DIR\n");
+    text
+}
+
 pub fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
+    if args.code.trim().eq_ignore_ascii_case(crate::diff::CODE) {
+        emit(&explain_diff_text())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let rule = rules::find(&args.code).ok_or_else(|| unknown_rule(&args.code))?;
     emit(&explain_text(rule))?;
     Ok(ExitCode::SUCCESS)

@@ -20,7 +20,7 @@ use comfy_table::{ContentArrangement, Table};
 use crate::error::LoadError;
 use crate::load::{load_store, Projection, ScanFilter};
 use crate::model::{Model, SpanId, SpanRow, ToolDef, TraceId};
-use crate::rules::{Coverage, Finding, Report, Severity};
+use crate::rules::{Coverage, Finding, Report, RuleDocs, Severity};
 
 /// Rule code of catalog drift.
 pub const CODE: &str = "TL011";
@@ -28,6 +28,26 @@ pub const CODE: &str = "TL011";
 pub const NAME: &str = "catalog-drift";
 /// Severity of every catalog-drift finding.
 pub const SEVERITY: Severity = Severity::Warning;
+
+/// TL011's documentation (`tripline explain TL011`, `tripline rules`): it lives here because the
+/// rule compares two stores and so is not in the single-store registry.
+pub static DOCS: RuleDocs = RuleDocs {
+    what: "Between a baseline run and a candidate run (two stores, `tripline diff BASELINE \
+           CANDIDATE`), the tool catalog a model was offered changed: a tool was added or \
+           removed, or its description, input schema, output schema or annotations \
+           (readOnly/destructive/idempotent/openWorld hints) differ, or a tool moved between \
+           agents. Catalogs are read from the tool definitions captured on model-call spans and \
+           grouped by the agent whose run the model call belongs to.",
+    why: "Models choose tools from names, descriptions and schemas. A reworded description or a \
+          new near-duplicate tool changes which tool is called and with what arguments, while \
+          every call still succeeds: the change is backward compatible for code and not for the \
+          model.",
+    example: "baseline: swcraft-modeller offered 6 tools; candidate: 7, add_cs_interface added \
+              (its description overlaps add_interface).",
+    fix: "Review every catalog change like an API change: run the agent's evaluation set against \
+          the candidate, keep descriptions of similar tools clearly apart, and pin the catalog \
+          (or its version) per deployment so a server upgrade cannot change it silently.",
+};
 
 /// Scope label of model calls with neither an agent nor a service name.
 const UNKNOWN_SCOPE: &str = "(unknown agent)";

@@ -79,5 +79,11 @@ pub fn render_rule_list() -> String {
             first.trim_end_matches('.').to_string(),
         ]);
     }
+    t.add_row(vec![
+        crate::diff::CODE.to_string(),
+        crate::diff::NAME.to_string(),
+        crate::diff::SEVERITY.to_string(),
+        "Tool catalog changed between two runs (run by `tripline diff`)".to_string(),
+    ]);
     format!("{t}\n")
 }

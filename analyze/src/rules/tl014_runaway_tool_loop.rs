@@ -22,7 +22,8 @@ static DOCS: RuleDocs = RuleDocs {
            makes more than max_model_turns model calls (default 25). Tool calls are logical calls \
            (host execute_tool + MCP client + MCP server spans count once). Calls and model turns \
            outside any invoke_agent span are grouped per trace instead, and the coverage says so. \
-           Thresholds: policy file [limits] max_calls_per_tool / max_model_turns.",
+           Thresholds: `check --max-calls-per-tool N --max-model-turns N`, or the policy \
+           file's [limits] max_calls_per_tool / max_model_turns (flags win).",
     why: "A loop costs tokens, rate limit and, for write tools, repeated side effects, and raises \
           no error: the run eventually ends by a timeout or a context-length limit, and only the \
           bill shows it.",
