@@ -2,25 +2,11 @@
 //! `--max-model-turns` override the policy file's `[limits]` for TL014, and `explain TL011`
 //! documents the rule `tripline diff` runs.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
 
-fn tripline(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tripline"))
-        .current_dir(repo())
-        .env("TRIPLINE_LOG", "warn")
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(args)
-        .output()
-        .expect("run the tripline binary")
-}
+use common::tripline;
 
 /// TL014 findings of `check --rule TL014 <extra>` over the retried-tool-error sample.
 fn tl014_messages(extra: &[&str]) -> Vec<String> {

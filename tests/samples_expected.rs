@@ -3,25 +3,12 @@
 //! policy (`check --format json`, the stable contract).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
 
-fn tripline(data_dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tripline"))
-        .current_dir(repo())
-        .env("TRIPLINE_LOG", "warn")
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(args)
-        .output()
-        .expect("run the tripline binary")
-}
+use common::{repo, tripline};
 
 fn reported_codes(sample: &str, policy: &str) -> BTreeSet<String> {
     let dir = tempfile::tempdir().expect("temp dir");
