@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::Coverage;
 use crate::model::{Call, Model, ToolDef};
 use crate::policy::{Effective, Policy};
 
@@ -109,6 +110,40 @@ impl<'a> Context<'a> {
     /// Tool calls (logical), in start order.
     pub fn tool_calls(&self) -> impl Iterator<Item = &Call> {
         self.model.calls.iter().filter(|c| c.is_tool())
+    }
+}
+
+/// Tool calls whose effective policy is unknown (no policy entry and no MCP annotations): rules
+/// that judge calls by policy skip them and say so in their coverage.
+#[derive(Debug, Default)]
+pub struct UnknownPolicies<'a> {
+    tools: Vec<&'a str>,
+    calls: usize,
+}
+
+impl<'a> UnknownPolicies<'a> {
+    /// The effective policy of `tool`, or `None` after counting the call as not observable.
+    pub fn effective(&mut self, ctx: &Context, tool: &'a str) -> Option<Effective> {
+        let eff = ctx.effective_policy(tool);
+        if eff.is_none() {
+            self.calls += 1;
+            if !self.tools.contains(&tool) {
+                self.tools.push(tool);
+            }
+        }
+        eff
+    }
+
+    /// Adds the "effective policy unknown" reason to `cov`.
+    pub fn report(&self, cov: &mut Coverage) {
+        cov.not_observable(
+            self.calls,
+            format!(
+                "no policy entry and no MCP annotations for {} ({} calls): effective policy unknown",
+                short_list(self.tools.iter().copied()),
+                self.calls
+            ),
+        );
     }
 }
 

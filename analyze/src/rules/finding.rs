@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::{Rule, Severity};
-use crate::model::{Model, SpanId, TraceId};
+use crate::model::{Call, Model, SpanId, TraceId};
 
 /// One finding. Serialised exactly as DESIGN.md's JSON contract: `rule`, `name`, `severity`,
 /// `trace_id` / `span_id` (lowercase hex), `conversation_id`, `tool`, `message`, `related`.
@@ -54,6 +54,19 @@ impl Finding {
             message: message.into(),
             related: Vec::new(),
         }
+    }
+
+    /// A finding on a logical call: at its anchor span, naming its tool, with every member span
+    /// (execute_tool, MCP client, MCP server) as related.
+    pub fn for_call(
+        rule: &dyn Rule,
+        model: &Model,
+        call: &Call,
+        message: impl Into<String>,
+    ) -> Self {
+        Self::at(rule, model, call.anchor, message)
+            .with_tool(call.tool.as_deref())
+            .with_related(model, call.members.iter().copied())
     }
 
     pub fn with_tool(mut self, tool: Option<&str>) -> Self {

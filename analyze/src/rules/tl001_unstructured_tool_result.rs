@@ -80,16 +80,12 @@ impl Rule for UnstructuredToolResult {
                         None
                     };
                     if let Some(reason) = reason {
-                        findings.push(
-                            Finding::at(
-                                self,
-                                model,
-                                call.anchor,
-                                format!("{tool} returned no structuredContent {reason}"),
-                            )
-                            .with_tool(call.tool.as_deref())
-                            .with_related(model, call.members.iter().copied()),
-                        );
+                        findings.push(Finding::for_call(
+                            self,
+                            model,
+                            call,
+                            format!("{tool} returned no structuredContent {reason}"),
+                        ));
                     }
                 }
             }

@@ -2,7 +2,7 @@
 //! an approval before it.
 
 use super::approvals::Approvals;
-use super::context::short_list;
+use super::context::UnknownPolicies;
 use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
 use crate::policy::{PolicyClass, PolicySource};
 
@@ -49,15 +49,10 @@ impl Rule for UnconfirmedWrite {
         let mut cov = Coverage::new(calls.len());
         let mut findings = Vec::new();
         let mut approvals = Approvals::collect(model);
-        let mut unknown: Vec<&str> = Vec::new();
-        let mut unknown_calls = 0;
+        let mut unknown = UnknownPolicies::default();
         for call in &calls {
             let tool = call.tool.as_deref().unwrap_or("?");
-            let Some(eff) = ctx.effective_policy(tool) else {
-                unknown_calls += 1;
-                if !unknown.contains(&tool) {
-                    unknown.push(tool);
-                }
+            let Some(eff) = unknown.effective(ctx, tool) else {
                 continue;
             };
             if eff.class != PolicyClass::RequiresApproval || call.input_required {
@@ -72,26 +67,14 @@ impl Rule for UnconfirmedWrite {
                 PolicySource::Annotations => "its MCP annotations (write, not destructive)",
                 PolicySource::Defaults => "MCP defaults",
             };
-            findings.push(
-                Finding::at(
-                    self,
-                    model,
-                    call.anchor,
-                    format!(
-                        "{tool} requires approval (per {source}) but executed with no approval before it"
-                    ),
-                )
-                .with_tool(call.tool.as_deref())
-                .with_related(model, call.members.iter().copied()),
-            );
+            findings.push(Finding::for_call(
+                self,
+                model,
+                call,
+                format!("{tool} requires approval (per {source}) but executed with no approval before it"),
+            ));
         }
-        cov.not_observable(
-            unknown_calls,
-            format!(
-                "no policy entry and no MCP annotations for {} ({unknown_calls} calls): effective policy unknown",
-                short_list(unknown.iter().copied())
-            ),
-        );
+        unknown.report(&mut cov);
         if approvals.elicitations > 0 {
             cov.note(format!(
                 "{} elicitation requests seen; their answer (accept/decline) is not recorded, so they were not counted as approvals",

@@ -1,6 +1,6 @@
 //! TL003 prohibited-tool-executed: a tool whose effective policy is `prohibited` executed.
 
-use super::context::short_list;
+use super::context::UnknownPolicies;
 use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
 use crate::policy::{PolicyClass, PolicySource};
 
@@ -39,15 +39,10 @@ impl Rule for ProhibitedToolExecuted {
         let calls: Vec<_> = ctx.tool_calls().collect();
         let mut cov = Coverage::new(calls.len());
         let mut findings = Vec::new();
-        let mut unknown: Vec<&str> = Vec::new();
-        let mut unknown_calls = 0;
+        let mut unknown = UnknownPolicies::default();
         for call in &calls {
             let tool = call.tool.as_deref().unwrap_or("?");
-            let Some(eff) = ctx.effective_policy(tool) else {
-                unknown_calls += 1;
-                if !unknown.contains(&tool) {
-                    unknown.push(tool);
-                }
+            let Some(eff) = unknown.effective(ctx, tool) else {
                 continue;
             };
             if eff.class != PolicyClass::Prohibited || call.input_required {
@@ -58,24 +53,14 @@ impl Rule for ProhibitedToolExecuted {
                 PolicySource::Annotations => "its MCP annotations (destructive)",
                 PolicySource::Defaults => "MCP defaults (listed without annotations)",
             };
-            findings.push(
-                Finding::at(
-                    self,
-                    model,
-                    call.anchor,
-                    format!("{tool} is prohibited (per {source}) but executed"),
-                )
-                .with_tool(call.tool.as_deref())
-                .with_related(model, call.members.iter().copied()),
-            );
+            findings.push(Finding::for_call(
+                self,
+                model,
+                call,
+                format!("{tool} is prohibited (per {source}) but executed"),
+            ));
         }
-        cov.not_observable(
-            unknown_calls,
-            format!(
-                "no policy entry and no MCP annotations for {} ({unknown_calls} calls): effective policy unknown",
-                short_list(unknown.iter().copied())
-            ),
-        );
+        unknown.report(&mut cov);
         RuleOutcome::new(findings, cov)
     }
 }
