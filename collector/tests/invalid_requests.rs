@@ -205,10 +205,10 @@ async fn missing_or_wrong_token_is_401() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn full_queue_is_429_with_retry_after() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
+/// A collector whose queue holds one batch, with its writer paused and one accepted request
+/// queued: the next request finds the queue full.
+async fn full_queue_server(dir: &std::path::Path) -> collector::Server {
+    let mut config = config(dir);
     config.pipeline.max_queue_batches = 1;
     let server = collector::Server::start(config).await.unwrap();
     server.pipeline().pause_writer(true);
@@ -221,6 +221,23 @@ async fn full_queue_is_429_with_retry_after() {
     )
     .await;
     assert_eq!(first.status(), 200);
+    server
+}
+
+/// Resumes the writer of a [`full_queue_server`], waits until the queue is empty and checks a new
+/// request is accepted.
+async fn drain_and_check_still_serving(server: &collector::Server) {
+    server.pipeline().pause_writer(false);
+    while server.pipeline().queued_batches() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_still_serving(server, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_queue_is_429_with_retry_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = full_queue_server(dir.path()).await;
     let refused = post(
         &server,
         fixture("bad-ids.json"),
@@ -235,11 +252,7 @@ async fn full_queue_is_429_with_retry_after() {
         server.stats().requests_by_status().get("http:429"),
         Some(&1)
     );
-    server.pipeline().pause_writer(false);
-    while server.pipeline().queued_batches() > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert_still_serving(&server, None).await;
+    drain_and_check_still_serving(&server).await;
     server.shutdown().await.unwrap();
     // the refused request wrote nothing: only the two good ones are stored
     assert_eq!(
@@ -255,19 +268,7 @@ async fn full_queue_is_429_with_retry_after() {
 async fn full_queue_refuses_before_the_body_is_decoded() {
     use std::sync::atomic::Ordering;
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.pipeline.max_queue_batches = 1;
-    let server = collector::Server::start(config).await.unwrap();
-    server.pipeline().pause_writer(true);
-    let first = post(
-        &server,
-        fixture("valid.json"),
-        "application/json",
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(first.status(), 200);
+    let server = full_queue_server(dir.path()).await;
     let decoded = || server.stats().requests_decoded.load(Ordering::Relaxed);
     assert_eq!(decoded(), 1);
     // A body that would be a 400 if it were decoded: refused at admission it is a 429.
@@ -296,11 +297,7 @@ async fn full_queue_refuses_before_the_body_is_decoded() {
         None,
         "nothing was parsed, so nothing was found invalid"
     );
-    server.pipeline().pause_writer(false);
-    while server.pipeline().queued_batches() > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert_still_serving(&server, None).await;
+    drain_and_check_still_serving(&server).await;
     assert_eq!(decoded(), 2);
     server.shutdown().await.unwrap();
 }
