@@ -21,7 +21,11 @@ pub fn projection_for(rules: &[&dyn Rule]) -> Projection {
 
 /// Runs `rules` over already-loaded spans.
 pub fn check_spans(spans: Vec<SpanRow>, policy: &Policy, rules: &[&dyn Rule]) -> (Model, Report) {
-    let model = Model::build(spans);
+    check_model(Model::build(spans), policy, rules)
+}
+
+/// Runs `rules` over a built model.
+fn check_model(model: Model, policy: &Policy, rules: &[&dyn Rule]) -> (Model, Report) {
     let report = {
         let ctx = Context::new(&model, policy);
         run(rules, &ctx)
@@ -43,10 +47,5 @@ pub async fn check_store(
     rules: &[&dyn Rule],
 ) -> Result<(Model, Report), LoadError> {
     let parts = load_store_parts(data_dir, filter, &projection_for(rules)).await?;
-    let model = Model::from_parts(parts);
-    let report = {
-        let ctx = Context::new(&model, policy);
-        run(rules, &ctx)
-    };
-    Ok((model, report))
+    Ok(check_model(Model::from_parts(parts), policy, rules))
 }
