@@ -11,7 +11,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::config::{FsyncPolicy, PipelineConfig, ServerConfig};
-use crate::ingest::{ingest_paths, IngestOptions};
+use crate::forward::Forwarder;
+use crate::ingest::{ingest_into, Destination, IngestOptions, IngestSummary};
+use crate::lock::{current_holder, DataDirLock};
 use crate::pipeline::Pipeline;
 use crate::server::Server;
 use crate::telemetry::Stats;
@@ -77,12 +79,27 @@ pub struct IngestArgs {
     /// Files or directories to import.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// Send the spans to this running collector (`http://HOST:PORT`, OTLP/HTTP) instead of
+    /// writing the store. Chosen automatically when a collector owns --data-dir.
+    #[arg(long, value_name = "URL")]
+    pub via: Option<String>,
+    /// Bearer token for --via, read from this file.
+    #[arg(long)]
+    pub auth_token_file: Option<PathBuf>,
+    /// Stop reading an input file beyond this many bytes (after decompression).
+    #[arg(long, default_value_t = crate::ingest::DEFAULT_MAX_FILE_BYTES)]
+    pub max_read_bytes: u64,
+    /// Largest single request in a file: a whole .json/.pb file or one JSON line.
+    #[arg(long, default_value_t = crate::ingest::DEFAULT_MAX_REQUEST_BYTES)]
+    pub max_request_bytes: usize,
     #[command(flatten)]
     pub store: StoreArgs,
 }
 
 pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
     crate::malloc_tuning::tune();
+    // Before anything in the directory is touched: a second writer changes nothing.
+    let mut lock = DataDirLock::acquire(data_dir, "collect")?;
     let auth_token = match &args.auth_token_file {
         Some(p) => Some(crate::auth::load_token(p)?),
         None => None,
@@ -109,6 +126,9 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
         let server = Server::start(config)
             .await
             .with_context(|| format!("cannot start the collector on {}", data_dir.display()))?;
+        if let Err(e) = lock.publish_endpoints(server.http_addr(), server.grpc_addr()) {
+            tracing::warn!(error = %e, "cannot publish the listen addresses in the lock file");
+        }
         eprintln!(
             "tripline collect: listening http={} grpc={} data_dir={}",
             server.http_addr(),
@@ -118,30 +138,68 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
         let signal = signals.recv().await;
         tracing::info!(signal, "stopping: draining requests and flushing parquet");
         server.shutdown().await.context("shutdown did not complete; acknowledged data is in the WAL and is written on the next start")?;
+        drop(lock);
         Ok(ExitCode::SUCCESS)
     })
 }
 
 pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
     crate::malloc_tuning::tune();
-    let stats = Arc::new(Stats::default());
-    let pipeline = Pipeline::start(args.store.pipeline_config(data_dir), stats)
-        .with_context(|| format!("cannot open the store {}", data_dir.display()))?;
-    let summary = ingest_paths(
-        &pipeline,
-        &args.paths,
-        &IngestOptions {
-            redact_content: args.store.redact_content,
-            progress: true,
-        },
-    );
-    pipeline
-        .shutdown()
-        .context("flushing to parquet failed; the imported spans are in the WAL and are written on the next start")?;
+    // A path that does not exist is a typo, not an empty import: say so before creating a store.
+    for p in &args.paths {
+        if let Err(e) = std::fs::symlink_metadata(p) {
+            anyhow::bail!("cannot read {}: {e}; check the path", p.display());
+        }
+    }
+    let options = IngestOptions {
+        redact_content: args.store.redact_content,
+        progress: true,
+        max_file_bytes: args.max_read_bytes,
+        max_request_bytes: args.max_request_bytes.max(1),
+    };
+    let token = match &args.auth_token_file {
+        Some(p) => Some(crate::auth::load_token(p)?),
+        None => None,
+    };
+    let via = args.via.clone().or_else(|| {
+        let holder = current_holder(data_dir)?;
+        let http = holder.http?;
+        eprintln!(
+            "tripline ingest: {} is owned by `tripline {}` (pid {}); sending the spans through it at http://{http}",
+            data_dir.display(),
+            holder.command,
+            holder.pid
+        );
+        Some(format!("http://{http}"))
+    });
+    let summary = match via {
+        Some(url) => {
+            let forwarder = Forwarder::new(&url, token)?;
+            ingest_into(&Destination::Collector(&forwarder), &args.paths, &options)
+        }
+        None => ingest_into_store(data_dir, &args, &options)?,
+    };
     eprintln!("{}", summary.render());
     Ok(if summary.failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
     })
+}
+
+fn ingest_into_store(
+    data_dir: &Path,
+    args: &IngestArgs,
+    options: &IngestOptions,
+) -> anyhow::Result<IngestSummary> {
+    let lock = DataDirLock::acquire(data_dir, "ingest")?;
+    let stats = Arc::new(Stats::default());
+    let pipeline = Pipeline::start(args.store.pipeline_config(data_dir), stats)
+        .with_context(|| format!("cannot open the store {}", data_dir.display()))?;
+    let summary = ingest_into(&Destination::Store(&pipeline), &args.paths, options);
+    pipeline
+        .shutdown()
+        .context("flushing to parquet failed; the imported spans are in the WAL and are written on the next start")?;
+    drop(lock);
+    Ok(summary)
 }

@@ -10,18 +10,21 @@
 //! reported and skipped, never aborting the rest.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use schemas::convert::{convert_request, IngestContext};
 
-use crate::limits::{decompress_capped, BodyError, Encoding};
+use crate::forward::{ForwardError, Forwarder};
 use crate::pipeline::Pipeline;
 use crate::request::now_unix_nanos;
 
-/// Largest file (after decompression) that is imported.
-const MAX_FILE_BYTES: usize = 1 << 30;
+/// Default cap on the bytes read from one file, after decompression.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
+/// Default cap on one request in a file: a whole `.json` / `.pb` file, or one line of JSON lines.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 256 << 20;
 
 /// How a file's content is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,11 +54,34 @@ pub fn format_of(path: &Path) -> Option<(FileFormat, bool)> {
 }
 
 /// Options of one import.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct IngestOptions {
     pub redact_content: bool,
     /// Show a progress bar (only ever on a terminal).
     pub progress: bool,
+    /// Stop reading a file beyond this many bytes (after decompression; checked while streaming,
+    /// so memory never holds more than one request).
+    pub max_file_bytes: u64,
+    /// Largest single request: a whole `.json` / `.pb` file or one JSON line.
+    pub max_request_bytes: usize,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        IngestOptions {
+            redact_content: false,
+            progress: false,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+        }
+    }
+}
+
+/// Where imported spans go: straight into a store this process owns, or through the collector
+/// that owns it (so two writers never share a data directory).
+pub enum Destination<'a> {
+    Store(&'a Pipeline),
+    Collector(&'a Forwarder),
 }
 
 /// What an import did.
@@ -78,16 +104,28 @@ pub struct IngestSummary {
 pub enum FileError {
     #[error("cannot read the file: {0}; check the path and its permissions")]
     Read(std::io::Error),
-    #[error("{0}")]
-    Body(#[from] BodyError),
+    #[error("not a regular file ({0}); pass a regular file or a directory of them")]
+    NotRegular(&'static str),
+    #[error("the file holds more than {limit} bytes{after}; split it or raise --max-read-bytes")]
+    FileTooLarge { limit: u64, after: &'static str },
+    #[error("{what} exceeds {limit} bytes; split it or raise --max-request-bytes")]
+    RequestTooLarge { what: String, limit: usize },
+    #[error("cannot decompress the gzip file: {0}; check it is really gzip")]
+    Corrupt(std::io::Error),
     #[error("{0}")]
     Decode(#[from] schemas::error::DecodeError),
     #[error("not an OTLP trace export (no top-level resourceSpans); pass OTLP/JSON, JSON lines or protobuf files")]
     NotOtlp,
+    #[error(
+        "holds no spans; pass OTLP trace exports (a file named explicitly must contain spans)"
+    )]
+    NoSpans,
     #[error("unsupported file type; expected .json, .jsonl, .ndjson or .pb (optionally .gz)")]
     Unsupported,
     #[error("storing its spans failed: {0}")]
     Store(#[from] crate::pipeline::SubmitError),
+    #[error("{0}")]
+    Forward(#[from] ForwardError),
 }
 
 /// A file to import and whether it was named explicitly.
@@ -100,6 +138,15 @@ struct Candidate {
 /// the pipeline down, which commits every file.
 pub fn ingest_paths(
     pipeline: &Pipeline,
+    paths: &[PathBuf],
+    options: &IngestOptions,
+) -> IngestSummary {
+    ingest_into(&Destination::Store(pipeline), paths, options)
+}
+
+/// Import `paths` into `destination`.
+pub fn ingest_into(
+    destination: &Destination<'_>,
     paths: &[PathBuf],
     options: &IngestOptions,
 ) -> IngestSummary {
@@ -139,7 +186,7 @@ pub fn ingest_paths(
         if let Some(bar) = &bar {
             bar.inc(1);
         }
-        match ingest_file(pipeline, c, options, &mut summary) {
+        match ingest_file(destination, c, options, &mut summary) {
             Ok(true) => summary.files_ingested += 1,
             Ok(false) => {}
             Err(FileError::NotOtlp) if !c.explicit => summary
@@ -157,9 +204,110 @@ pub fn ingest_paths(
     summary
 }
 
+/// Open `path` for reading only if it is a regular file. Opened non-blocking, then checked on the
+/// handle: a FIFO would otherwise block forever in `open`, and `/dev/zero` never ends.
+fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(FileError::Read)?;
+    let meta = file.metadata().map_err(FileError::Read)?;
+    let t = meta.file_type();
+    if !t.is_file() {
+        return Err(FileError::NotRegular(if t.is_fifo() {
+            "a named pipe"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a plain file"
+        }));
+    }
+    Ok((file, meta.len()))
+}
+
+/// Reads at most `limit` bytes through `inner`, then fails: the cap holds while streaming.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+    limit: u64,
+    compressed: bool,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            // One byte more means the file is over the cap; exactly at the cap is fine.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(std::io::Error::other(CapExceeded)),
+            };
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+#[derive(Debug)]
+struct CapExceeded;
+impl std::fmt::Display for CapExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("size cap exceeded")
+    }
+}
+impl std::error::Error for CapExceeded {}
+
+impl<R> Capped<R> {
+    fn error(&self, e: std::io::Error) -> FileError {
+        if e.get_ref().is_some_and(|i| i.is::<CapExceeded>()) {
+            FileError::FileTooLarge {
+                limit: self.limit,
+                after: if self.compressed {
+                    " after decompression"
+                } else {
+                    ""
+                },
+            }
+        } else if self.compressed {
+            FileError::Corrupt(e)
+        } else {
+            FileError::Read(e)
+        }
+    }
+}
+
+/// Read one request's bytes (the rest of the stream) under both caps.
+fn read_request<R: Read>(
+    r: &mut Capped<R>,
+    limit: usize,
+    what: &str,
+) -> Result<Vec<u8>, FileError> {
+    let mut out = Vec::new();
+    let mut taken = (&mut *r).take(limit as u64 + 1);
+    let res = taken.read_to_end(&mut out);
+    if let Err(e) = res {
+        return Err(r.error(e));
+    }
+    if out.len() > limit {
+        return Err(FileError::RequestTooLarge {
+            what: what.to_string(),
+            limit,
+        });
+    }
+    Ok(out)
+}
+
 /// `Ok(false)`: not a trace file of a walked directory (recorded as skipped).
 fn ingest_file(
-    pipeline: &Pipeline,
+    destination: &Destination<'_>,
     c: &Candidate,
     options: &IngestOptions,
     summary: &mut IngestSummary,
@@ -173,53 +321,133 @@ fn ingest_file(
             .push((c.path.clone(), "not a trace file type".to_string()));
         return Ok(false);
     };
-    let raw = std::fs::read(&c.path).map_err(FileError::Read)?;
-    let encoding = if gz {
-        Encoding::Gzip
-    } else {
-        Encoding::Identity
+    let (file, len) = open_regular(&c.path)?;
+    if len > options.max_file_bytes {
+        return Err(FileError::FileTooLarge {
+            limit: options.max_file_bytes,
+            after: "",
+        });
+    }
+    let raw = Capped {
+        inner: file,
+        left: options.max_file_bytes,
+        limit: options.max_file_bytes,
+        compressed: false,
     };
-    let bytes = decompress_capped(&raw, encoding, MAX_FILE_BYTES)?;
+    let decoded: Box<dyn Read> = if gz {
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(raw)))
+    } else {
+        Box::new(raw)
+    };
+    let mut reader = Capped {
+        inner: decoded,
+        left: options.max_file_bytes,
+        limit: options.max_file_bytes,
+        compressed: gz,
+    };
     let named_traces = c
         .path
         .file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.to_ascii_lowercase().contains("traces"));
-    let requests: Vec<ExportTraceServiceRequest> = match format {
-        FileFormat::Protobuf => vec![schemas::decode::decode_protobuf(&bytes)?],
-        FileFormat::Json => {
-            if !c.explicit && !named_traces && !looks_like_otlp_json(&bytes) {
-                return Err(FileError::NotOtlp);
-            }
-            vec![schemas::decode::decode_json(&bytes)?]
-        }
-        FileFormat::JsonLines => {
-            let first = bytes
-                .split(|b| *b == b'\n')
-                .find(|l| !l.iter().all(u8::is_ascii_whitespace))
-                .unwrap_or_default();
-            if !c.explicit && !named_traces && !looks_like_otlp_json(first) {
-                return Err(FileError::NotOtlp);
-            }
-            schemas::decode::decode_json_lines(&bytes)?
-        }
-    };
     let context = IngestContext {
         received_at_unix_nano: now_unix_nanos(),
         source: format!("file:{}", c.path.display()),
         redact_content: options.redact_content,
     };
-    for request in &requests {
-        let converted = convert_request(request, &context);
-        pipeline.submit_wait(&converted)?;
-        summary.requests += 1;
-        summary.spans_accepted += converted.accepted;
-        summary.spans_rejected += converted.rejected;
-        for r in &converted.rejection_reasons {
-            *summary.rejection_reasons.entry(r.clone()).or_insert(0) += 1;
+    let before = (summary.spans_accepted, summary.spans_rejected);
+    match format {
+        FileFormat::Protobuf => {
+            let bytes = read_request(&mut reader, options.max_request_bytes, "the file")?;
+            let request = schemas::decode::decode_protobuf(&bytes)?;
+            drop(bytes);
+            send(destination, &request, &context, summary)?;
+        }
+        FileFormat::Json => {
+            let bytes = read_request(&mut reader, options.max_request_bytes, "the file")?;
+            if !c.explicit && !named_traces && !looks_like_otlp_json(&bytes) {
+                return Err(FileError::NotOtlp);
+            }
+            let request = schemas::decode::decode_json(&bytes)?;
+            drop(bytes);
+            send(destination, &request, &context, summary)?;
+        }
+        FileFormat::JsonLines => {
+            let mut lines = BufReader::new(reader);
+            let mut index = 0usize;
+            let mut checked = c.explicit || named_traces;
+            loop {
+                let mut line = Vec::new();
+                let limit = options.max_request_bytes;
+                let n = (&mut lines)
+                    .take(limit as u64 + 1)
+                    .read_until(b'\n', &mut line)
+                    .map_err(|e| lines.get_ref().error(e))?;
+                if n == 0 {
+                    break;
+                }
+                if line.len() > limit && line.last() != Some(&b'\n') {
+                    return Err(FileError::RequestTooLarge {
+                        what: format!("line {}", index + 1),
+                        limit,
+                    });
+                }
+                if !line.iter().all(u8::is_ascii_whitespace) {
+                    if !checked {
+                        if !looks_like_otlp_json(&line) {
+                            return Err(FileError::NotOtlp);
+                        }
+                        checked = true;
+                    }
+                    let request = schemas::decode::decode_json_line(&line, index)?;
+                    drop(line);
+                    send(destination, &request, &context, summary)?;
+                }
+                index += 1;
+            }
         }
     }
+    if c.explicit && (summary.spans_accepted, summary.spans_rejected) == before {
+        return Err(FileError::NoSpans);
+    }
     Ok(true)
+}
+
+/// Store or forward one request and count it.
+fn send(
+    destination: &Destination<'_>,
+    request: &ExportTraceServiceRequest,
+    context: &IngestContext,
+    summary: &mut IngestSummary,
+) -> Result<(), FileError> {
+    summary.requests += 1;
+    let has_spans = request
+        .resource_spans
+        .iter()
+        .flat_map(|r| &r.scope_spans)
+        .any(|s| !s.spans.is_empty());
+    if !has_spans {
+        // Nothing to store: do not pay a conversion (or a round trip) for an empty request.
+        return Ok(());
+    }
+    let (accepted, rejected, reasons) = match destination {
+        Destination::Store(pipeline) => {
+            let converted = convert_request(request, context);
+            pipeline.submit_wait(&converted)?;
+            (
+                converted.accepted,
+                converted.rejected,
+                converted.rejection_reasons,
+            )
+        }
+        Destination::Collector(forwarder) => forwarder.export(request)?,
+    };
+    summary.spans_accepted += accepted;
+    summary.spans_rejected += rejected;
+    for r in reasons {
+        *summary.rejection_reasons.entry(r).or_insert(0) += 1;
+    }
+    Ok(())
 }
 
 /// A JSON document whose top level is an object with `resourceSpans` (or `resource_spans`).

@@ -51,6 +51,18 @@ pub fn decode_json_lines(body: &[u8]) -> Result<Vec<ExportTraceServiceRequest>, 
     Ok(out)
 }
 
+/// Decodes line `index` (0-based) of a JSON lines body, for readers that stream a file line by
+/// line instead of holding it whole; errors name the line like [`decode_json_lines`].
+pub fn decode_json_line(
+    line: &[u8],
+    index: usize,
+) -> Result<ExportTraceServiceRequest, DecodeError> {
+    otlp_json::decode_request(line, index).map_err(|e| DecodeError::JsonLine {
+        line: index + 1,
+        source: Box::new(e),
+    })
+}
+
 /// Parses one `AnyValue` in OTLP/JSON form (as stored in the `str` field of array / kvlist
 /// attribute values).
 pub(crate) fn decode_any_value_json(text: &str) -> Result<AnyValue, DecodeError> {
