@@ -1,11 +1,18 @@
 //! The batcher: one thread that takes acknowledged batches off the queue in WAL order, splits
 //! them by Hive partition, appends them to one open Parquet file per partition and commits files
-//! when they reach their size or age bound. After every commit it tells the WAL how far
-//! everything is durable, which releases WAL segments.
+//! when they reach their size or age bound, or when more than `max_open_files` partitions are
+//! open (the least recently written is committed first). After every commit it tells the WAL how
+//! far everything is durable, which releases WAL segments.
 //!
 //! Why one thread: WAL order in, one writer per partition, no locks around `ArrowWriter`; the
 //! request path never waits for Parquet. The release watermark is the lowest WAL sequence number
 //! still in an open (or failed) file, or the next expected one if no file is open.
+//!
+//! When writing or committing fails (a full disk, an i/o error), the batcher is *degraded*: it
+//! discards its open files (their rows are in the WAL), the pipeline refuses new data (503) and
+//! the batcher retries with backoff (100 ms doubling to 5 s) by reading the records from the
+//! failed one on back from the WAL, dropping rows a committed file already holds, and writing
+//! the rest. It recovers on its own once the disk works again.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,10 +26,15 @@ use schemas::schema::col;
 
 use crate::backlog::Reservation;
 use crate::config::PipelineConfig;
+use crate::coverage::{drop_covered_rows, Coverage};
 use crate::layout::Partition;
 use crate::parquet_writer::{PartFile, RowGroupLimits, StoreError};
 use crate::telemetry::Stats;
-use crate::wal::Wal;
+use crate::wal::{ipc, Wal};
+
+/// First and longest wait between two attempts to write failed rows again.
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// One acknowledged (or replayed) WAL record on its way to Parquet.
 pub struct Queued {
@@ -42,12 +54,22 @@ pub enum Msg {
     Flush(SyncSender<Result<(), String>>),
 }
 
-/// Pause / abort switches shared with the pipeline (abort simulates a crash in tests).
+/// Acknowledged WAL records the batcher could not write to Parquet before it stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unwritten {
+    pub first_seq: u64,
+    pub last_seq: u64,
+    pub reason: String,
+}
+
+/// Pause / abort switches shared with the pipeline (abort simulates a crash in tests), and the
+/// degraded flag the pipeline reads before accepting a batch.
 #[derive(Default)]
 pub struct Control {
     paused: Mutex<bool>,
     changed: Condvar,
     aborted: AtomicBool,
+    degraded: AtomicBool,
 }
 
 impl Control {
@@ -61,6 +83,11 @@ impl Control {
     pub fn abort(&self) {
         self.aborted.store(true, Ordering::SeqCst);
         self.changed.notify_all();
+    }
+
+    /// True while Parquet writing is failing (new data is refused until it works again).
+    pub fn degraded(&self) -> bool {
+        self.degraded.load(Ordering::SeqCst)
     }
 
     fn aborted(&self) -> bool {
@@ -85,62 +112,98 @@ pub struct Batcher {
     epoch: String,
     wal: Option<Arc<Wal>>,
     stats: Arc<Stats>,
+    control: Arc<Control>,
     open: HashMap<Partition, PartFile>,
-    /// Lowest sequence number whose rows could not be written (kept in the WAL until restart).
+    /// Counts writes, to find the least recently written open file.
+    writes: u64,
+    /// Degraded: every record from this sequence number on is rewritten from the WAL.
     failed_below: Option<u64>,
+    /// Why the last attempt failed (for the report at shutdown).
+    failure: String,
+    retry_delay: Duration,
+    retry_at: Instant,
     next_expected: Option<u64>,
 }
 
 impl Batcher {
-    pub fn new(config: PipelineConfig, epoch: String, stats: Arc<Stats>) -> Batcher {
+    pub fn new(
+        config: PipelineConfig,
+        epoch: String,
+        stats: Arc<Stats>,
+        control: Arc<Control>,
+    ) -> Batcher {
         Batcher {
             config,
             epoch,
             wal: None,
             stats,
+            control,
             open: HashMap::new(),
+            writes: 0,
             failed_below: None,
+            failure: String::new(),
+            retry_delay: RETRY_FIRST,
+            retry_at: Instant::now(),
             next_expected: None,
         }
     }
 
-    /// The thread body: runs until the queue is closed (then commits everything) or until
-    /// aborted (then leaves temporary files behind, as a crash would).
-    pub fn run(mut self, rx: Receiver<Msg>, control: Arc<Control>) {
+    /// The thread body: runs until the queue is closed (then commits everything, and reports
+    /// the records it could not write) or until aborted (then leaves temporary files behind, as
+    /// a crash would).
+    pub fn run(mut self, rx: Receiver<Msg>) -> Result<(), Unwritten> {
+        let control = Arc::clone(&self.control);
         let tick = Duration::from_millis(200).min(self.config.max_file_age);
         loop {
             control.wait_while_paused();
             if control.aborted() {
-                return;
+                return Ok(());
             }
-            match rx.recv_timeout(tick) {
+            let wait = match self.failed_below {
+                Some(_) => tick.min(self.retry_at.saturating_duration_since(Instant::now())),
+                None => tick,
+            };
+            match rx.recv_timeout(wait) {
                 Ok(Msg::Batch(q)) => {
                     // A pause that came while waiting holds this batch (and its queue slot).
                     control.wait_while_paused();
                     if control.aborted() {
-                        return;
+                        return Ok(());
                     }
                     self.write(q);
                 }
                 Ok(Msg::AttachWal(wal)) => self.wal = Some(wal),
                 Ok(Msg::Flush(reply)) => {
-                    let result = self.commit_all();
+                    let _ = self.commit_all();
+                    let result = self.retry_now();
                     self.update_lag();
-                    let _ = reply.send(result.map_err(|e| e.to_string()));
+                    let _ = reply.send(result);
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
                     if control.aborted() {
-                        return;
+                        return Ok(());
                     }
-                    if let Err(e) = self.commit_all() {
-                        tracing::error!(error = %e, "batcher: final commit failed; rows stay in the WAL");
-                    }
+                    let _ = self.commit_all();
+                    let result = self.retry_now();
                     self.update_lag();
-                    return;
+                    return match (result, self.failed_below, self.next_expected) {
+                        (Err(reason), Some(first), Some(next)) if next > first => Err(Unwritten {
+                            first_seq: first,
+                            last_seq: next - 1,
+                            reason,
+                        }),
+                        _ => Ok(()),
+                    };
                 }
             }
-            self.roll_due();
+            if self.failed_below.is_some() {
+                if Instant::now() >= self.retry_at {
+                    let _ = self.retry_now();
+                }
+            } else {
+                self.roll_due();
+            }
             self.update_lag();
         }
     }
@@ -153,22 +216,28 @@ impl Batcher {
             reservation,
         } = q;
         self.next_expected = Some(seq + 1);
-        if batch.num_rows() > 0 {
-            match split_by_partition(&batch) {
-                Ok(parts) => {
-                    for (partition, rows) in parts {
-                        if let Err(e) = self.write_partition(partition, &rows, seq, received) {
-                            self.fail(partition, seq, &e);
-                        }
-                    }
-                }
-                Err(e) => {
-                    tracing::error!(seq, error = %e, "batcher: cannot split batch; it stays in the WAL");
-                    self.failed_below = Some(self.failed_below.map_or(seq, |f| f.min(seq)));
-                }
+        // Degraded: the record is in the WAL, and the retry reads it from there.
+        if self.failed_below.is_none() {
+            if let Err(e) = self.write_record(seq, &batch, received) {
+                self.degrade(Some(seq), &e);
             }
         }
         drop(reservation);
+    }
+
+    fn write_record(
+        &mut self,
+        seq: u64,
+        batch: &RecordBatch,
+        received: Instant,
+    ) -> Result<(), StoreError> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        for (partition, rows) in split_by_partition(batch)? {
+            self.write_partition(partition, &rows, seq, received)?;
+        }
+        Ok(())
     }
 
     fn write_partition(
@@ -183,12 +252,26 @@ impl Batcher {
             bytes: self.config.row_group_bytes,
         };
         if !self.open.contains_key(&partition) {
+            while self.open.len() >= self.config.max_open_files.max(1) {
+                let lru = self
+                    .open
+                    .iter()
+                    .min_by_key(|(_, f)| f.last_write)
+                    .map(|(p, _)| *p);
+                match lru {
+                    Some(p) => self.commit(p)?,
+                    None => break,
+                }
+            }
             let f = PartFile::create(&self.config.data_dir, partition, seq, received)?;
             self.open.insert(partition, f);
         }
+        self.writes += 1;
+        let writes = self.writes;
         let Some(file) = self.open.get_mut(&partition) else {
             return Ok(());
         };
+        file.last_write = writes;
         file.write(rows, seq, limits)?;
         if file.size_estimate() >= self.config.max_file_bytes {
             self.commit(partition)?;
@@ -196,20 +279,87 @@ impl Batcher {
         Ok(())
     }
 
-    /// A write failed: drop the file (its rows stay in the WAL, replayed on the next start) and
-    /// hold the release watermark below its first record.
-    fn fail(&mut self, partition: Partition, seq: u64, e: &StoreError) {
+    /// Writing failed: discard every open file (their rows are in the WAL), hold the release
+    /// watermark below the first record they held, refuse new data and retry with backoff.
+    fn degrade(&mut self, seq: Option<u64>, e: &StoreError) {
         Stats::add(&self.stats.write_errors, 1);
-        let first = match self.open.remove(&partition) {
-            Some(f) => {
-                let first = f.first_seq;
-                f.discard();
-                first
-            }
-            None => seq,
+        let mut first = self.failed_below.into_iter().chain(seq).min();
+        for (_, f) in self.open.drain() {
+            first = Some(first.map_or(f.first_seq, |x| x.min(f.first_seq)));
+            f.discard();
+        }
+        let Some(first) = first else { return };
+        let newly = self.failed_below.is_none();
+        self.failed_below = Some(first);
+        self.failure = e.to_string();
+        if newly {
+            self.retry_delay = RETRY_FIRST;
+            tracing::error!(error = %e, first_seq = first, "batcher: parquet write failed; new data is refused until it works again, rows from this WAL record on are rewritten from the WAL");
+        } else {
+            self.retry_delay = (self.retry_delay * 2).min(RETRY_MAX);
+            tracing::warn!(error = %e, first_seq = first, retry_in_ms = self.retry_delay.as_millis() as u64, "batcher: parquet write still failing");
+        }
+        self.retry_at = Instant::now() + self.retry_delay;
+        self.control.degraded.store(true, Ordering::SeqCst);
+        self.stats.storage_degraded.store(1, Ordering::Relaxed);
+    }
+
+    /// Degraded: write the records from the failed one on again, read back from the WAL,
+    /// without the rows a committed file already holds. Ok once nothing is left to rewrite.
+    fn retry_now(&mut self) -> Result<(), String> {
+        let Some(from) = self.failed_below else {
+            return Ok(());
         };
-        self.failed_below = Some(self.failed_below.map_or(first, |f| f.min(first)));
-        tracing::error!(error = %e, partition = %partition.relative_dir().display(), first_seq = first, "batcher: parquet write failed; rows kept in the WAL for the next start");
+        let Some(wal) = self.wal.clone() else {
+            return Err(self.failure.clone());
+        };
+        Stats::add(&self.stats.storage_retries, 1);
+        let to = self.next_expected.unwrap_or(from);
+        let mut coverage = Coverage::new(&self.config.data_dir, &self.epoch);
+        let mut result: Result<(), StoreError> = Ok(());
+        let mut records = 0u64;
+        let read = wal.read_records(from, to, |seq, payload| {
+            if result.is_err() {
+                return;
+            }
+            let batch = match ipc::decode_one(payload) {
+                Ok(Some(b)) => b,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::error!(seq, error = %e, "batcher: WAL record is not a readable batch; skipped");
+                    return;
+                }
+            };
+            records += 1;
+            result = drop_covered_rows(&batch, seq, &mut coverage)
+                .map_err(StoreError::from)
+                .and_then(|(rows, _)| self.write_record(seq, &rows, Instant::now()));
+        });
+        let result = match read {
+            Err(e) => Err(e.to_string()),
+            Ok(()) => result
+                .and_then(|()| self.commit_open())
+                .map_err(|e| e.to_string()),
+        };
+        match result {
+            Ok(()) => {
+                self.failed_below = None;
+                self.failure.clear();
+                self.control.degraded.store(false, Ordering::SeqCst);
+                self.stats.storage_degraded.store(0, Ordering::Relaxed);
+                tracing::info!(
+                    records,
+                    first_seq = from,
+                    "batcher: parquet writing works again; failed rows rewritten from the WAL"
+                );
+                self.release();
+                Ok(())
+            }
+            Err(reason) => {
+                self.degrade(None, &StoreError::Retry(reason.clone()));
+                Err(reason)
+            }
+        }
     }
 
     fn commit(&mut self, partition: Partition) -> Result<(), StoreError> {
@@ -227,25 +377,28 @@ impl Batcher {
                 Ok(())
             }
             Err(e) => {
-                Stats::add(&self.stats.write_errors, 1);
                 self.failed_below = Some(self.failed_below.map_or(first, |f| f.min(first)));
                 Err(e)
             }
         }
     }
 
-    fn commit_all(&mut self) -> Result<(), StoreError> {
+    /// Commit every open file; the first failure stops it (the caller degrades).
+    fn commit_open(&mut self) -> Result<(), StoreError> {
         let partitions: Vec<Partition> = self.open.keys().copied().collect();
-        let mut first_err = None;
         for p in partitions {
-            if let Err(e) = self.commit(p) {
-                tracing::error!(error = %e, "batcher: commit failed; rows stay in the WAL");
-                first_err.get_or_insert(e);
-            }
+            self.commit(p)?;
+        }
+        Ok(())
+    }
+
+    fn commit_all(&mut self) -> Result<(), String> {
+        if let Err(e) = self.commit_open() {
+            self.degrade(None, &e);
         }
         self.release();
-        match first_err {
-            Some(e) => Err(e),
+        match self.failed_below {
+            Some(_) => Err(self.failure.clone()),
             None => Ok(()),
         }
     }
@@ -260,7 +413,8 @@ impl Batcher {
             .collect();
         for p in due {
             if let Err(e) = self.commit(p) {
-                tracing::error!(error = %e, "batcher: commit failed; rows stay in the WAL");
+                self.degrade(None, &e);
+                return;
             }
         }
     }
@@ -279,7 +433,7 @@ impl Batcher {
             watermark = watermark.min(failed);
         }
         if let Err(e) = wal.release_below(watermark) {
-            tracing::error!(error = %e, "batcher: cannot advance the WAL checkpoint");
+            tracing::error!(error = %e, "batcher: cannot advance the WAL checkpoint (retried after the next commit)");
         }
         self.stats
             .wal_bytes_on_disk

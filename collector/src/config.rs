@@ -35,6 +35,10 @@ pub struct PipelineConfig {
     pub row_group_bytes: usize,
     /// A WAL segment is closed and a new one started beyond this size.
     pub wal_segment_bytes: u64,
+    /// Part files open at once (one per partition being written; each holds an `ArrowWriter`
+    /// and a file descriptor). A batch touching a partition beyond it first commits the least
+    /// recently written file, so a request spread over thousands of hours stays bounded.
+    pub max_open_files: usize,
     /// Admission control: converted batches waiting for the Parquet writer.
     pub max_queue_batches: usize,
     /// Admission control: bytes of those batches (Arrow IPC size).
@@ -53,6 +57,7 @@ impl PipelineConfig {
             row_group_rows: 64 * 1024,
             row_group_bytes: 32 * 1024 * 1024,
             wal_segment_bytes: 64 * 1024 * 1024,
+            max_open_files: 32,
             max_queue_batches: 1024,
             max_queue_bytes: 256 * 1024 * 1024,
         }

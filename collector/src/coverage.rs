@@ -5,14 +5,20 @@
 //! says which WAL records it holds for its partition (see [`crate::parquet_writer`]): for a
 //! partition, all rows of every record in `[first_seq, last_seq]` went to that one file. Replay
 //! drops a record's rows of a partition when a committed file of that partition covers it.
+//! A partition may have several files of one epoch (rolled by size, age or the open-file cap):
+//! their ranges are disjoint, because a record's rows of one partition are written in one piece.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatch;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-use crate::layout::{is_part_file, Partition};
+use crate::batcher::row_partitions;
+
+use crate::layout::{is_part_file, Partition, SPANS_DIR};
 use crate::parquet_writer::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
 
 /// Sequence ranges per partition, loaded lazily (only partitions replay touches are read).
@@ -43,6 +49,50 @@ impl Coverage {
     }
 }
 
+/// The WAL epoch recorded by the newest committed part file under `data_dir` (part file names
+/// are ULIDs, which sort by creation time): the epoch of the WAL that wrote last, used to rebuild
+/// a lost checkpoint.
+pub fn latest_epoch(data_dir: &Path) -> Option<String> {
+    let mut files: Vec<(String, PathBuf)> = walkdir::WalkDir::new(data_dir.join(SPANS_DIR))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            is_part_file(&name).then(|| (name, e.into_path()))
+        })
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .rev()
+        .find_map(|(_, path)| match read_meta(path) {
+            Ok(Some((epoch, _))) => Some(epoch),
+            Ok(None) => None,
+            Err(reason) => {
+                tracing::warn!(file = %path.display(), %reason, "cannot read part file footer");
+                None
+            }
+        })
+}
+
+/// Remove the rows of record `seq` whose partition already has a committed file covering it;
+/// returns the rows left and how many were dropped.
+pub fn drop_covered_rows(
+    batch: &RecordBatch,
+    seq: u64,
+    coverage: &mut Coverage,
+) -> Result<(RecordBatch, usize), ArrowError> {
+    let parts = row_partitions(batch);
+    let keep: Vec<bool> = parts.iter().map(|p| !coverage.covers(*p, seq)).collect();
+    let skipped = keep.iter().filter(|k| !**k).count();
+    if skipped == 0 {
+        return Ok((batch.clone(), 0));
+    }
+    let mask = arrow::array::BooleanArray::from(keep);
+    Ok((arrow::compute::filter_record_batch(batch, &mask)?, skipped))
+}
+
 fn load_ranges(dir: &Path, epoch: &str) -> Vec<(u64, u64)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -66,6 +116,13 @@ fn load_ranges(dir: &Path, epoch: &str) -> Vec<(u64, u64)> {
 }
 
 fn read_range(path: &Path, epoch: &str) -> Result<Option<(u64, u64)>, String> {
+    Ok(read_meta(path)?.and_then(|(e, range)| (e == epoch).then_some(range).flatten()))
+}
+
+/// The WAL epoch and sequence range a part file records.
+type PartMeta = (String, Option<(u64, u64)>);
+
+fn read_meta(path: &Path) -> Result<Option<PartMeta>, String> {
     let file = File::open(path).map_err(|e| e.to_string())?;
     let reader = SerializedFileReader::new(file).map_err(|e| e.to_string())?;
     let Some(kv) = reader.metadata().file_metadata().key_value_metadata() else {
@@ -76,10 +133,10 @@ fn read_range(path: &Path, epoch: &str) -> Result<Option<(u64, u64)>, String> {
             .find(|e| e.key == k)
             .and_then(|e| e.value.as_deref())
     };
-    if get(META_WAL_EPOCH) != Some(epoch) {
+    let Some(epoch) = get(META_WAL_EPOCH) else {
         return Ok(None);
-    }
+    };
     let first = get(META_WAL_FIRST_SEQ).and_then(|v| v.parse().ok());
     let last = get(META_WAL_LAST_SEQ).and_then(|v| v.parse().ok());
-    Ok(first.zip(last))
+    Ok(Some((epoch.to_string(), first.zip(last))))
 }

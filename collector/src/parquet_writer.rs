@@ -38,6 +38,9 @@ pub enum StoreError {
     },
     #[error("cannot split a batch by partition: {0}; this is a bug in tripline, please report it")]
     Arrow(#[from] arrow::error::ArrowError),
+    /// Rewriting failed rows from the WAL failed again (the message says why).
+    #[error("{0}")]
+    Retry(String),
 }
 
 impl StoreError {
@@ -74,6 +77,9 @@ pub struct PartFile {
     pub first_seq: u64,
     pub last_seq: u64,
     pub rows: u64,
+    /// When this file was last written to, in the batcher's write counter (least recently
+    /// written is committed first when too many files are open).
+    pub last_write: u64,
 }
 
 impl PartFile {
@@ -99,12 +105,17 @@ impl PartFile {
         }
         let (tmp_path, final_path) = new_part_paths(&dir);
         let file = File::create(&tmp_path).map_err(|e| StoreError::io(&tmp_path, e))?;
-        let writer = ArrowWriter::try_new(
+        let writer = match ArrowWriter::try_new(
             file,
             schemas::span_schema(),
             Some(schemas::parquet_props::writer_properties()),
-        )
-        .map_err(|e| StoreError::parquet(&tmp_path, e))?;
+        ) {
+            Ok(w) => w,
+            Err(e) => {
+                remove_quietly(&tmp_path);
+                return Err(StoreError::parquet(&tmp_path, e));
+            }
+        };
         Ok(PartFile {
             partition,
             tmp_path,
@@ -115,6 +126,7 @@ impl PartFile {
             first_seq: seq,
             last_seq: seq,
             rows: 0,
+            last_write: 0,
         })
     }
 
@@ -125,6 +137,11 @@ impl PartFile {
         seq: u64,
         limits: RowGroupLimits,
     ) -> Result<(), StoreError> {
+        #[cfg(feature = "failpoints")]
+        fail::fail_point!("parquet::write", |_| Err(StoreError::io(
+            &self.tmp_path,
+            crate::wal::injected("parquet::write")
+        )));
         self.writer
             .write(batch)
             .map_err(|e| StoreError::parquet(&self.tmp_path, e))?;
@@ -146,6 +163,8 @@ impl PartFile {
     }
 
     /// Write the footer, fsync, rename into place, fsync the directory. Returns the final path.
+    /// On failure nothing is left behind: the temporary file (or, when only the directory fsync
+    /// failed, the renamed file, whose rows are still in the WAL) is removed.
     pub fn commit(mut self, epoch: &str) -> Result<PathBuf, StoreError> {
         for (k, v) in [
             (META_WAL_EPOCH, epoch.to_string()),
@@ -155,25 +174,67 @@ impl PartFile {
             self.writer
                 .append_key_value_metadata(KeyValue::new(k.to_string(), v));
         }
-        let file = self
+        let tmp_path = self.tmp_path;
+        let final_path = self.final_path;
+        let written = self
             .writer
             .into_inner()
-            .map_err(|e| StoreError::parquet(&self.tmp_path, e))?;
-        file.sync_all()
-            .map_err(|e| StoreError::io(&self.tmp_path, e))?;
-        drop(file);
-        std::fs::rename(&self.tmp_path, &self.final_path)
-            .map_err(|e| StoreError::io(&self.final_path, e))?;
-        if let Some(dir) = self.final_path.parent() {
-            fsync_dir(dir).map_err(|e| StoreError::io(dir, e))?;
+            .map_err(|e| StoreError::parquet(&tmp_path, e))
+            .and_then(|file| sync_file(&file).map_err(|e| StoreError::io(&tmp_path, e)))
+            .and_then(|()| {
+                rename(&tmp_path, &final_path).map_err(|e| StoreError::io(&final_path, e))
+            });
+        if let Err(e) = written {
+            remove_quietly(&tmp_path);
+            return Err(e);
         }
-        Ok(self.final_path)
+        if let Some(dir) = final_path.parent() {
+            if let Err(e) = fsync_dir_checked(dir) {
+                // The rename may not survive a crash: take the file back; its rows are rewritten
+                // from the WAL (and a copy that reappears after a crash is covered by its range).
+                remove_quietly(&final_path);
+                return Err(StoreError::io(dir, e));
+            }
+        }
+        Ok(final_path)
     }
 
     /// Give up on this file (after a write error): remove the temporary file.
     pub fn discard(self) {
         let path = self.tmp_path.clone();
         drop(self.writer);
-        let _ = std::fs::remove_file(path);
+        remove_quietly(&path);
     }
+}
+
+fn remove_quietly(path: &Path) {
+    if let Err(e) = std::fs::remove_file(path) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            tracing::warn!(file = %path.display(), error = %e, "cannot remove an abandoned parquet file; it is removed on the next start");
+        }
+    }
+}
+
+fn sync_file(file: &File) -> std::io::Result<()> {
+    #[cfg(feature = "failpoints")]
+    fail::fail_point!("parquet::fsync", |_| Err(crate::wal::injected(
+        "parquet::fsync"
+    )));
+    file.sync_all()
+}
+
+fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
+    #[cfg(feature = "failpoints")]
+    fail::fail_point!("parquet::rename", |_| Err(crate::wal::injected(
+        "parquet::rename"
+    )));
+    std::fs::rename(from, to)
+}
+
+fn fsync_dir_checked(dir: &Path) -> std::io::Result<()> {
+    #[cfg(feature = "failpoints")]
+    fail::fail_point!("parquet::dir_fsync", |_| Err(crate::wal::injected(
+        "parquet::dir_fsync"
+    )));
+    fsync_dir(dir)
 }

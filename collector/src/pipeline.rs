@@ -18,9 +18,9 @@ use arrow::record_batch::RecordBatch;
 use schemas::convert::Converted;
 
 use crate::backlog::Backlog;
-use crate::batcher::{row_partitions, Batcher, Control, Msg, Queued};
+use crate::batcher::{Batcher, Control, Msg, Queued, Unwritten};
 use crate::config::{FsyncPolicy, PipelineConfig};
-use crate::coverage::Coverage;
+use crate::coverage::{drop_covered_rows, Coverage};
 use crate::layout::{remove_leftover_tmp_files, WAL_DIR};
 use crate::telemetry::Stats;
 use crate::wal::checkpoint::Checkpoint;
@@ -42,6 +42,14 @@ pub enum PipelineError {
     WriterGone,
     #[error("flushing parquet files failed: {0}; the rows stay in the WAL and are written on the next start")]
     Flush(String),
+    /// Stopped with acknowledged records that could not be written to Parquet.
+    #[error("could not write WAL records {first_seq}..={last_seq} to parquet ({reason}); they are kept in {wal_dir} and written on the next start once the disk works again")]
+    Unwritten {
+        wal_dir: String,
+        first_seq: u64,
+        last_seq: u64,
+        reason: String,
+    },
 }
 
 /// Why a batch was not accepted.
@@ -60,6 +68,10 @@ pub enum SubmitError {
         "cannot serialise the batch for the WAL: {0}; this is a bug in tripline, please report it"
     )]
     Encode(#[from] arrow::error::ArrowError),
+    /// Parquet writing is failing (full disk, i/o errors): new data is refused before it is
+    /// acknowledged until the writer has caught up again (503 / UNAVAILABLE with Retry-After).
+    #[error("the collector cannot write parquet files right now ({reason}); retry after the Retry-After delay")]
+    StorageDegraded { reason: String },
 }
 
 /// The running write path of one data directory.
@@ -70,7 +82,7 @@ pub struct Pipeline {
     backlog: Arc<Backlog>,
     control: Arc<Control>,
     stats: Arc<Stats>,
-    batcher: Mutex<Option<JoinHandle<()>>>,
+    batcher: Mutex<Option<JoinHandle<Result<(), Unwritten>>>>,
     syncer_stop: Arc<AtomicBool>,
     syncer: Mutex<Option<JoinHandle<()>>>,
     replayed_records: u64,
@@ -96,14 +108,18 @@ impl Pipeline {
             );
         }
         let wal_dir = data_dir.join(WAL_DIR);
-        let checkpoint = Checkpoint::load_or_create(&wal_dir)?;
+        let checkpoint = Checkpoint::load_or_rebuild(&wal_dir, &data_dir)?;
         let (tx, rx) = mpsc::channel::<Msg>();
         let control = Arc::new(Control::default());
-        let batcher = Batcher::new(config.clone(), checkpoint.epoch.clone(), Arc::clone(&stats));
-        let thread_control = Arc::clone(&control);
+        let batcher = Batcher::new(
+            config.clone(),
+            checkpoint.epoch.clone(),
+            Arc::clone(&stats),
+            Arc::clone(&control),
+        );
         let handle = std::thread::Builder::new()
             .name("tripline-batcher".into())
-            .spawn(move || batcher.run(rx, thread_control))
+            .spawn(move || batcher.run(rx))
             .map_err(PipelineError::Thread)?;
 
         let backlog = Backlog::new(config.max_queue_batches, config.max_queue_bytes);
@@ -116,17 +132,22 @@ impl Pipeline {
             config.fsync,
             config.wal_segment_bytes,
             |seq, payload| {
-                let batch = match ipc::decode(&payload) {
-                    Ok(batches) => concat(batches),
+                let batch = match ipc::decode_one(&payload) {
+                    Ok(batch) => batch,
                     Err(e) => {
                         tracing::error!(seq, error = %e, "replay: WAL record is not a readable batch; skipped");
                         None
                     }
                 };
-                let batch = batch.map(|b| {
-                    let (kept, skipped) = drop_covered_rows(&b, seq, &mut coverage);
-                    skipped_rows += skipped;
-                    kept
+                let batch = batch.map(|b| match drop_covered_rows(&b, seq, &mut coverage) {
+                    Ok((kept, skipped)) => {
+                        skipped_rows += skipped;
+                        kept
+                    }
+                    Err(e) => {
+                        tracing::error!(seq, error = %e, "replay: cannot filter a WAL record; writing it whole");
+                        b
+                    }
                 });
                 // Empty records still go through, so the batcher sees every sequence number.
                 let batch = batch.unwrap_or_else(|| RecordBatch::new_empty(schemas::span_schema()));
@@ -149,6 +170,8 @@ impl Pipeline {
                 "replayed WAL records not yet in parquet"
             );
         }
+        let lost: u64 = wal.lost_records().iter().map(|(a, b)| b - a + 1).sum();
+        Stats::add(&stats.wal_records_lost, lost);
         let wal = Arc::new(wal);
         stats
             .wal_bytes_on_disk
@@ -160,9 +183,11 @@ impl Pipeline {
             let (rtx, rrx) = mpsc::sync_channel(1);
             tx.send(Msg::Flush(rtx))
                 .map_err(|_| PipelineError::WriterGone)?;
-            rrx.recv()
-                .map_err(|_| PipelineError::WriterGone)?
-                .map_err(PipelineError::Flush)?;
+            let flushed = rrx.recv().map_err(|_| PipelineError::WriterGone)?;
+            if let Err(e) = flushed {
+                // Degraded: the batcher keeps retrying and new data is refused meanwhile.
+                tracing::error!(error = %e, "replayed records could not be written to parquet yet; retrying in the background");
+            }
         }
 
         let syncer_stop = Arc::new(AtomicBool::new(false));
@@ -252,6 +277,11 @@ impl Pipeline {
                 queued: self.backlog.queued(),
             });
         };
+        if self.control.degraded() {
+            return Err(SubmitError::StorageDegraded {
+                reason: "parquet writes are failing; see the collector log".into(),
+            });
+        }
         let tx = self
             .tx
             .lock()
@@ -302,12 +332,13 @@ impl Pipeline {
     /// Drain the queue, commit every open file, release the WAL and stop the threads.
     pub fn shutdown(&self) -> Result<(), PipelineError> {
         self.control.set_paused(false);
-        self.stop_threads()?;
-        self.wal.sync_all()?;
+        let stopped = self.stop_threads();
+        let synced = self.wal.sync_all();
         self.stats
             .wal_bytes_on_disk
             .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
-        Ok(())
+        stopped?;
+        Ok(synced?)
     }
 
     /// Stop as a crash would: nothing more is written to Parquet, temporary files stay behind,
@@ -326,7 +357,15 @@ impl Pipeline {
             let _ = h.join();
         }
         if let Some(h) = self.batcher.lock().ok().and_then(|mut b| b.take()) {
-            h.join().map_err(|_| PipelineError::WriterGone)?;
+            let outcome = h.join().map_err(|_| PipelineError::WriterGone)?;
+            if let Err(u) = outcome {
+                return Err(PipelineError::Unwritten {
+                    wal_dir: self.wal.dir().display().to_string(),
+                    first_seq: u.first_seq,
+                    last_seq: u.last_seq,
+                    reason: u.reason,
+                });
+            }
         }
         Ok(())
     }
@@ -336,45 +375,6 @@ impl Drop for Pipeline {
     fn drop(&mut self) {
         if let Err(e) = self.shutdown() {
             tracing::error!(error = %e, "pipeline shutdown on drop failed");
-        }
-    }
-}
-
-fn concat(batches: Vec<RecordBatch>) -> Option<RecordBatch> {
-    match batches.len() {
-        0 => None,
-        1 => batches.into_iter().next(),
-        _ => {
-            let schema = batches[0].schema();
-            match arrow::compute::concat_batches(&schema, &batches) {
-                Ok(b) => Some(b),
-                Err(e) => {
-                    tracing::error!(error = %e, "replay: cannot join the batches of a WAL record");
-                    None
-                }
-            }
-        }
-    }
-}
-
-/// Remove the rows of record `seq` whose partition already has a committed file covering it.
-fn drop_covered_rows(
-    batch: &RecordBatch,
-    seq: u64,
-    coverage: &mut Coverage,
-) -> (RecordBatch, usize) {
-    let parts = row_partitions(batch);
-    let keep: Vec<bool> = parts.iter().map(|p| !coverage.covers(*p, seq)).collect();
-    let skipped = keep.iter().filter(|k| !**k).count();
-    if skipped == 0 {
-        return (batch.clone(), 0);
-    }
-    let mask = arrow::array::BooleanArray::from(keep);
-    match arrow::compute::filter_record_batch(batch, &mask) {
-        Ok(b) => (b, skipped),
-        Err(e) => {
-            tracing::error!(seq, error = %e, "replay: cannot filter a WAL record; writing it whole");
-            (batch.clone(), 0)
         }
     }
 }

@@ -33,6 +33,13 @@ pub struct Stats {
     /// Parquet write failures (data stays in the WAL and is written on the next start).
     pub write_errors: AtomicU64,
     requests: Mutex<BTreeMap<(&'static str, u16), u64>>,
+    /// Acknowledged WAL records found unreadable (damaged frames) when the WAL was opened.
+    pub wal_records_lost: AtomicU64,
+    /// 1 while Parquet writing is failing: new data is refused (503) and the batcher retries
+    /// the rows from the WAL with backoff; 0 once it works again.
+    pub storage_degraded: AtomicU64,
+    /// Times the batcher retried writing failed rows from the WAL.
+    pub storage_retries: AtomicU64,
 }
 
 impl Stats {

@@ -53,9 +53,65 @@ impl Checkpoint {
         Ok(c)
     }
 
+    /// Read it; when it is missing or unreadable, rebuild it from what the committed Parquet
+    /// files under `data_dir` record (see [`crate::coverage::latest_epoch`]) and store it. A
+    /// corrupt file is moved aside to `checkpoint.json.corrupt-<unix seconds>`, never deleted.
+    ///
+    /// The rebuilt checkpoint keeps the WAL's epoch (that of the newest part file) whenever WAL
+    /// segments exist, with `durable_below` at the oldest segment: every record still in the WAL
+    /// is replayed, and the per-partition coverage of the part files drops the rows already
+    /// written, so nothing is lost and nothing is written twice. Without segments there is
+    /// nothing to replay and a new epoch is minted.
+    pub fn load_or_rebuild(dir: &Path, data_dir: &Path) -> Result<Checkpoint, WalError> {
+        std::fs::create_dir_all(dir).map_err(|e| WalError::io(dir, e))?;
+        let why = match Checkpoint::load(dir) {
+            Ok(Some(c)) => return Ok(c),
+            Ok(None) => "missing",
+            Err(WalError::Checkpoint { reason, .. }) => {
+                let path = dir.join(FILE_NAME);
+                let secs = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0);
+                let aside = dir.join(format!("{FILE_NAME}.corrupt-{secs}"));
+                std::fs::rename(&path, &aside).map_err(|e| WalError::io(&path, e))?;
+                tracing::error!(checkpoint = %path.display(), moved_to = %aside.display(), %reason, "wal: checkpoint unreadable; moved aside and rebuilt from the parquet files");
+                "corrupt"
+            }
+            Err(e) => return Err(e),
+        };
+        let first_segment = super::first_segment_seq(dir)?;
+        let c = match first_segment {
+            None => Checkpoint {
+                epoch: ulid::Ulid::new().to_string(),
+                durable_below: 0,
+            },
+            Some(first) => {
+                let epoch = crate::coverage::latest_epoch(data_dir);
+                if epoch.is_none() {
+                    tracing::info!("wal: no committed parquet file names an epoch; every WAL record is replayed");
+                }
+                Checkpoint {
+                    epoch: epoch.unwrap_or_else(|| ulid::Ulid::new().to_string()),
+                    durable_below: first,
+                }
+            }
+        };
+        if why == "corrupt" || first_segment.is_some() {
+            tracing::warn!(checkpoint = why, epoch = %c.epoch, durable_below = c.durable_below, "wal: checkpoint rebuilt: records from durable_below on are replayed, rows already in parquet files of this epoch are skipped");
+        }
+        c.store(dir)?;
+        Ok(c)
+    }
+
     /// Replace it atomically.
     pub fn store(&self, dir: &Path) -> Result<(), WalError> {
         let path = dir.join(FILE_NAME);
+        #[cfg(feature = "failpoints")]
+        fail::fail_point!("checkpoint::write", |_| Err(WalError::io(
+            &path,
+            super::injected("checkpoint::write")
+        )));
         let bytes = serde_json::to_vec(self).map_err(|e| WalError::Checkpoint {
             path: path.display().to_string(),
             reason: e.to_string(),

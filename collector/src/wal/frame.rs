@@ -1,9 +1,9 @@
 //! On-disk framing of one WAL record: `magic u32 | len u32 | crc32 u32 | seq u64 | payload`.
-//! The CRC covers `seq` and the payload, so a torn or corrupted tail is detected and never
-//! replayed as data; the magic makes a zero-filled tail (after a crash on some filesystems)
-//! stop the scan instead of parsing as an empty record.
+//! The CRC covers `seq` and the payload, so a torn or corrupted frame is detected and never
+//! replayed as data; the magic makes a zero-filled tail (after a crash on some filesystems) fail
+//! instead of parsing as an empty record, and lets a scan find the next frame after damage.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 
 const MAGIC: u32 = 0x5450_4c57; // "TPLW"
 /// Bytes before the payload.
@@ -36,78 +36,45 @@ pub fn frame_header(seq: u64, payload: &[u8]) -> io::Result<[u8; HEADER_LEN]> {
     Ok(header)
 }
 
-/// Outcome of reading one frame.
-#[derive(Debug)]
-pub enum Frame {
-    Record {
-        seq: u64,
-        payload: Vec<u8>,
-    },
-    /// Clean end of file exactly at a frame boundary.
-    End,
-    /// A partial or corrupt frame: everything from here on is not trusted.
-    Torn {
-        reason: &'static str,
-    },
-}
-
-/// Read the next frame.
-pub fn read_frame(input: &mut impl Read) -> io::Result<Frame> {
-    let mut header = [0u8; HEADER_LEN];
-    let got = read_full(input, &mut header)?;
-    if got == 0 {
-        return Ok(Frame::End);
+/// Decode the frame at the start of `buf` (a segment read into memory): `(seq, payload, frame
+/// length)`, or why the bytes there are not an intact frame. Used by the scan that can skip a
+/// damaged frame and resynchronise on the next intact one.
+pub fn decode_frame(buf: &[u8]) -> Result<(u64, &[u8], usize), &'static str> {
+    if buf.len() < HEADER_LEN {
+        return Err("partial header");
     }
-    if got < HEADER_LEN {
-        return Ok(Frame::Torn {
-            reason: "partial header",
-        });
-    }
-    let word =
-        |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+    let word = |i: usize| u32::from_le_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
     if word(0) != MAGIC {
-        return Ok(Frame::Torn {
-            reason: "bad magic",
-        });
+        return Err("bad magic");
     }
     let len = word(4);
     if len >= MAX_PAYLOAD {
-        return Ok(Frame::Torn {
-            reason: "implausible length",
-        });
+        return Err("implausible length");
     }
-    let crc = word(8);
-    let mut seq_bytes = [0u8; 8];
-    seq_bytes.copy_from_slice(&header[12..20]);
-    let seq = u64::from_le_bytes(seq_bytes);
-    let mut payload = vec![0u8; len as usize];
-    if read_full(input, &mut payload)? < payload.len() {
-        return Ok(Frame::Torn {
-            reason: "partial payload",
-        });
+    let end = HEADER_LEN + len as usize;
+    if buf.len() < end {
+        return Err("partial payload");
     }
     let mut hasher = crc32fast::Hasher::new();
-    hasher.update(&seq_bytes);
-    hasher.update(&payload);
-    if hasher.finalize() != crc {
-        return Ok(Frame::Torn {
-            reason: "checksum mismatch",
-        });
+    hasher.update(&buf[12..20]);
+    hasher.update(&buf[HEADER_LEN..end]);
+    if hasher.finalize() != word(8) {
+        return Err("checksum mismatch");
     }
-    Ok(Frame::Record { seq, payload })
+    let mut seq = [0u8; 8];
+    seq.copy_from_slice(&buf[12..20]);
+    Ok((u64::from_le_bytes(seq), &buf[HEADER_LEN..end], end))
 }
 
-fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match input.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
+/// Offsets at or after `from` where the frame magic starts (candidates for resynchronising).
+pub fn magic_offsets(buf: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
+    let magic = MAGIC.to_le_bytes();
+    buf.get(from..)
+        .unwrap_or_default()
+        .windows(4)
+        .enumerate()
+        .filter(move |(_, w)| *w == magic)
+        .map(move |(i, _)| from + i)
 }
 
 #[cfg(test)]
@@ -119,34 +86,17 @@ mod tests {
         let mut buf = Vec::new();
         write_frame(&mut buf, 7, b"abc").unwrap();
         write_frame(&mut buf, 8, b"").unwrap();
-        let mut r = &buf[..];
-        assert!(
-            matches!(read_frame(&mut r).unwrap(), Frame::Record { seq: 7, ref payload } if payload == b"abc")
-        );
-        assert!(
-            matches!(read_frame(&mut r).unwrap(), Frame::Record { seq: 8, ref payload } if payload.is_empty())
-        );
-        assert!(matches!(read_frame(&mut r).unwrap(), Frame::End));
+        let (seq, payload, len) = decode_frame(&buf).unwrap();
+        assert_eq!((seq, payload, len), (7, &b"abc"[..], HEADER_LEN + 3));
+        let (seq, payload, _) = decode_frame(&buf[len..]).unwrap();
+        assert_eq!((seq, payload), (8, &b""[..]));
+        assert_eq!(magic_offsets(&buf, 1).collect::<Vec<_>>(), vec![len]);
 
         let mut flipped = buf.clone();
         flipped[HEADER_LEN] ^= 1;
-        assert!(matches!(
-            read_frame(&mut &flipped[..]).unwrap(),
-            Frame::Torn {
-                reason: "checksum mismatch"
-            }
-        ));
-        assert!(matches!(
-            read_frame(&mut &buf[..HEADER_LEN + 1]).unwrap(),
-            Frame::Torn {
-                reason: "partial payload"
-            }
-        ));
-        assert!(matches!(
-            read_frame(&mut &[0u8; 30][..]).unwrap(),
-            Frame::Torn {
-                reason: "bad magic"
-            }
-        ));
+        assert_eq!(decode_frame(&flipped), Err("checksum mismatch"));
+        assert_eq!(decode_frame(&buf[..HEADER_LEN + 1]), Err("partial payload"));
+        assert_eq!(decode_frame(&buf[..HEADER_LEN - 1]), Err("partial header"));
+        assert_eq!(decode_frame(&[0u8; 30]), Err("bad magic"));
     }
 }

@@ -25,3 +25,16 @@ pub fn decode(payload: &[u8]) -> Result<Vec<RecordBatch>, ArrowError> {
     let reader = StreamReader::try_new(payload, None)?;
     reader.collect()
 }
+
+/// The one batch of a WAL record (its batches joined if there are several), `None` when empty.
+pub fn decode_one(payload: &[u8]) -> Result<Option<RecordBatch>, ArrowError> {
+    let batches = decode(payload)?;
+    match batches.len() {
+        0 => Ok(None),
+        1 => Ok(batches.into_iter().next()),
+        _ => {
+            let schema = batches[0].schema();
+            arrow::compute::concat_batches(&schema, &batches).map(Some)
+        }
+    }
+}

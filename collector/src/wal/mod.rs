@@ -15,13 +15,12 @@ pub mod frame;
 pub mod ipc;
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use checkpoint::Checkpoint;
-use frame::Frame;
 
 use crate::config::FsyncPolicy;
 use crate::layout::fsync_dir;
@@ -34,7 +33,7 @@ pub enum WalError {
         path: String,
         source: std::io::Error,
     },
-    #[error("wal checkpoint {path} is unreadable: {reason}; restore it or move the wal directory away to start a new one")]
+    #[error("wal checkpoint {path} is unreadable: {reason}; it is rebuilt from the parquet files on the next start")]
     Checkpoint { path: String, reason: String },
     #[error("wal state lock poisoned by an earlier panic; restart the collector")]
     Poisoned,
@@ -47,6 +46,12 @@ impl WalError {
             source,
         }
     }
+}
+
+/// An injected i/o error (fault-injection builds only).
+#[cfg(feature = "failpoints")]
+pub(crate) fn injected(point: &str) -> std::io::Error {
+    std::io::Error::other(format!("injected fault at {point}"))
 }
 
 #[derive(Debug)]
@@ -63,7 +68,12 @@ struct OpenSegment {
 
 struct State {
     segments: Vec<Segment>,
+    /// The segment being appended to: always the last of `segments`.
     current: Option<OpenSegment>,
+    /// Segments closed (rotated out, or abandoned after a failed write) whose records may not be
+    /// fsynced yet: the next [`Wal::sync_through`] syncs them before it counts their records as
+    /// durable.
+    unsynced: Vec<(File, PathBuf)>,
     next_seq: u64,
     durable_below: u64,
     /// Highest sequence number written to the current file (for the fsync bookkeeping).
@@ -81,12 +91,19 @@ pub struct Wal {
     /// Every record with a smaller sequence number is fsynced.
     synced_below: AtomicU64,
     bytes_on_disk: AtomicU64,
+    /// Ranges of sequence numbers (inclusive) that damage made unreadable at open.
+    lost: Vec<(u64, u64)>,
 }
 
 impl Wal {
     /// Open (or create) the WAL under `dir`, calling `replay(seq, payload)` for every intact
-    /// record not yet durable in Parquet, in sequence order. A torn tail of the last segment
-    /// (a crash mid-append: never acknowledged) is truncated.
+    /// record not yet durable in Parquet, in sequence order.
+    ///
+    /// A damaged frame costs that frame only: the scan resynchronises on the next intact frame
+    /// and the sequence numbers in between are reported as lost ([`Wal::lost_records`], an error
+    /// log). Only damage with no intact frame after it in the last segment is a torn tail (a
+    /// crash mid-append: never acknowledged), which is truncated. New records always go to a
+    /// new segment, never after damaged bytes.
     pub fn open(
         dir: &Path,
         policy: FsyncPolicy,
@@ -94,38 +111,81 @@ impl Wal {
         mut replay: impl FnMut(u64, Vec<u8>),
     ) -> Result<Wal, WalError> {
         let checkpoint = Checkpoint::load_or_create(dir)?;
-        let mut names: Vec<(u64, PathBuf)> = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(|e| WalError::io(dir, e))? {
-            let entry = entry.map_err(|e| WalError::io(dir, e))?;
-            let path = entry.path();
-            let first = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".wal"))
-                .and_then(|n| n.parse::<u64>().ok());
-            if let Some(first) = first {
-                names.push((first, path));
-            }
-        }
-        names.sort();
+        let names = segment_names(dir)?;
         let count = names.len();
         let mut segments = Vec::with_capacity(count);
-        let mut next_seq = checkpoint.durable_below;
+        let durable_below = checkpoint.durable_below;
+        let mut next_seq = durable_below;
+        let mut last_good: Option<u64> = None;
+        let mut lost = Vec::new();
         let mut total = 0u64;
-        for (i, (_, path)) in names.into_iter().enumerate() {
+        for (i, (first, path)) in names.into_iter().enumerate() {
             let is_last = i + 1 == count;
-            let seg = scan_segment(&path, is_last, checkpoint.durable_below, &mut replay)?;
-            match seg.last_seq {
-                Some(last) => next_seq = next_seq.max(last + 1),
-                None => {
+            let bytes = std::fs::read(&path).map_err(|e| WalError::io(&path, e))?;
+            let scan = scan_frames(&bytes, first, last_good, |seq, payload| {
+                if seq >= durable_below {
+                    if seq > next_seq {
+                        lost.push((next_seq, seq - 1));
+                    }
+                    replay(seq, payload.to_vec());
+                }
+                next_seq = next_seq.max(seq + 1);
+            });
+            for d in &scan.skipped {
+                tracing::error!(segment = %path.display(), offset = d.offset, bytes = d.len, reason = d.reason, "wal: damaged frame skipped; replay resumed at the next intact frame");
+            }
+            let mut size = bytes.len() as u64;
+            if let Some((offset, reason)) = scan.tail {
+                if is_last {
+                    tracing::warn!(segment = %path.display(), offset, reason, "wal: truncating torn tail (a record that was never acknowledged)");
+                    let f = OpenOptions::new()
+                        .write(true)
+                        .open(&path)
+                        .map_err(|e| WalError::io(&path, e))?;
+                    f.set_len(offset as u64)
+                        .map_err(|e| WalError::io(&path, e))?;
+                    f.sync_all().map_err(|e| WalError::io(&path, e))?;
+                    size = offset as u64;
+                } else {
+                    tracing::error!(segment = %path.display(), offset, reason, "wal: damaged end of a segment; records lost there are reported by sequence number");
+                }
+            }
+            last_good = scan.last_seq.or(last_good);
+            match scan.last_seq {
+                Some(_) => {}
+                None if size == 0 => {
                     // Created but never written (a crash right after rotation): its name could
                     // be reused by the next segment, so remove it.
-                    std::fs::remove_file(&seg.path).map_err(|e| WalError::io(&seg.path, e))?;
+                    std::fs::remove_file(&path).map_err(|e| WalError::io(&path, e))?;
+                    continue;
+                }
+                None => {
+                    // Nothing readable in it: keep the bytes for inspection, out of the way.
+                    tracing::error!(segment = %path.display(), "wal: segment without one intact record; left on disk, not replayed");
                     continue;
                 }
             }
-            total += seg.bytes;
-            segments.push(seg);
+            total += size;
+            segments.push(Segment {
+                path,
+                last_seq: scan.last_seq,
+                bytes: size,
+            });
+        }
+        if !lost.is_empty() {
+            let n: u64 = lost.iter().map(|(a, b)| b - a + 1).sum();
+            let ranges = lost
+                .iter()
+                .map(|(a, b)| {
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}..={b}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",");
+            tracing::error!(records = n, seqs = %ranges, dir = %dir.display(), "wal: acknowledged records lost to damaged frames; the other records are replayed");
         }
         Ok(Wal {
             dir: dir.to_path_buf(),
@@ -135,19 +195,31 @@ impl Wal {
             state: Mutex::new(State {
                 segments,
                 current: None,
+                unsynced: Vec::new(),
                 next_seq,
-                durable_below: checkpoint.durable_below,
+                durable_below,
                 written_below: next_seq,
             }),
             sync_lock: Mutex::new(()),
             synced_below: AtomicU64::new(next_seq),
             bytes_on_disk: AtomicU64::new(total),
+            lost,
         })
     }
 
     /// This WAL's identity (see [`Checkpoint::epoch`]).
     pub fn epoch(&self) -> &str {
         &self.epoch
+    }
+
+    /// The directory holding the segments (named in messages about rows kept there).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Sequence ranges (inclusive) found unreadable when the WAL was opened.
+    pub fn lost_records(&self) -> &[(u64, u64)] {
+        &self.lost
     }
 
     /// Bytes currently held in WAL segments.
@@ -157,6 +229,9 @@ impl Wal {
 
     /// Append one record and, still holding the append lock, call `then(seq)`, so whatever
     /// `then` enqueues is in exactly WAL order. Does not fsync: call [`Wal::commit`].
+    ///
+    /// On a failed write nothing is enqueued, the partial frame is cut off and the segment is
+    /// closed; the next append starts a new segment (or reuses the same, still empty, one).
     pub fn append<T>(
         &self,
         payload: &[u8],
@@ -169,30 +244,19 @@ impl Wal {
             .as_ref()
             .is_some_and(|c| c.bytes >= self.segment_bytes);
         if rotate {
-            if let Some(old) = st.current.take() {
-                if self.policy != FsyncPolicy::Never {
-                    let path = st
-                        .segments
-                        .last()
-                        .map(|s| s.path.clone())
-                        .unwrap_or_default();
-                    old.file.sync_data().map_err(|e| WalError::io(&path, e))?;
-                }
-            }
+            self.close_current(&mut st);
         }
         if st.current.is_none() {
             let path = self.dir.join(format!("{seq:020}.wal"));
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .map_err(|e| WalError::io(&path, e))?;
-            fsync_dir(&self.dir).map_err(|e| WalError::io(&self.dir, e))?;
-            st.segments.push(Segment {
-                path,
-                last_seq: None,
-                bytes: 0,
-            });
+            let file = self.create_segment(&path)?;
+            // A segment abandoned empty after a failed write has this very name: reuse its entry.
+            if st.segments.last().map(|s| &s.path) != Some(&path) {
+                st.segments.push(Segment {
+                    path,
+                    last_seq: None,
+                    bytes: 0,
+                });
+            }
             st.current = Some(OpenSegment { file, bytes: 0 });
         }
         let seg_path = st
@@ -206,15 +270,14 @@ impl Wal {
         let Some(cur) = st.current.as_mut() else {
             return Err(WalError::Poisoned);
         };
-        let written = cur
-            .file
-            .write_all(&header)
-            .and_then(|()| cur.file.write_all(payload));
+        let written = write_frame(&mut cur.file, &header, payload);
         if let Err(e) = written {
-            // Cut the partial record off so later records in this segment stay readable; if even
-            // that fails, stop using the segment (the scan stops at its torn tail).
-            let _ = cur.file.set_len(cur.bytes);
-            st.current = None;
+            // Cut the partial record off; whether or not that works, stop using the segment:
+            // the next append starts a new one, so no record ever follows damaged bytes.
+            if let Err(cut) = cur.file.set_len(cur.bytes) {
+                tracing::warn!(segment = %seg_path.display(), error = %cut, "wal: cannot cut a partial record off; it is skipped on replay");
+            }
+            self.close_current(&mut st);
             return Err(WalError::io(&seg_path, e));
         }
         cur.bytes += frame_len;
@@ -227,6 +290,45 @@ impl Wal {
         self.bytes_on_disk.fetch_add(frame_len, Ordering::Relaxed);
         let out = then(seq);
         Ok((seq, out))
+    }
+
+    /// Create (or empty: a file named for the next sequence number holds no record) a segment
+    /// and make its directory entry durable.
+    fn create_segment(&self, path: &Path) -> Result<File, WalError> {
+        let create = || -> std::io::Result<File> {
+            #[cfg(feature = "failpoints")]
+            fail::fail_point!("wal::rotate", |_| Err(injected("wal::rotate")));
+            let file = OpenOptions::new().create(true).append(true).open(path)?;
+            if file.metadata()?.len() > 0 {
+                file.set_len(0)?;
+            }
+            Ok(file)
+        };
+        let file = create().map_err(|e| WalError::io(path, e))?;
+        fsync_dir(&self.dir).map_err(|e| WalError::io(&self.dir, e))?;
+        Ok(file)
+    }
+
+    /// Stop appending to the current segment. Its records may not be synced yet: it is kept for
+    /// the next fsync (unless nothing is ever synced). A segment left without records is removed.
+    fn close_current(&self, st: &mut State) {
+        let Some(old) = st.current.take() else {
+            return;
+        };
+        let Some(seg) = st.segments.last() else {
+            return;
+        };
+        if seg.last_seq.is_none() {
+            let path = seg.path.clone();
+            drop(old);
+            if std::fs::remove_file(&path).is_ok() {
+                st.segments.pop();
+            }
+            return;
+        }
+        if self.policy != FsyncPolicy::Never {
+            st.unsynced.push((old.file, seg.path.clone()));
+        }
     }
 
     /// Make record `seq` as durable as the fsync policy promises before it is acknowledged:
@@ -259,24 +361,61 @@ impl Wal {
         if self.synced_below.load(Ordering::Acquire) > seq {
             return Ok(()); // another request's fsync covered us while we waited
         }
-        let (file, upto, path) = {
+        // Every record below `upto` is in the current segment or in one of `closed`.
+        let (closed, current, upto) = {
             let st = self.state.lock().map_err(|_| WalError::Poisoned)?;
-            let path = st
-                .segments
-                .last()
-                .map(|s| s.path.clone())
-                .unwrap_or_default();
-            let file = match &st.current {
-                Some(c) => Some(c.file.try_clone().map_err(|e| WalError::io(&path, e))?),
-                None => None,
+            let mut closed = Vec::with_capacity(st.unsynced.len());
+            for (f, p) in &st.unsynced {
+                closed.push((f.try_clone().map_err(|e| WalError::io(p, e))?, p.clone()));
+            }
+            let current = match (&st.current, st.segments.last()) {
+                (Some(c), Some(s)) => Some((
+                    c.file.try_clone().map_err(|e| WalError::io(&s.path, e))?,
+                    s.path.clone(),
+                )),
+                _ => None,
             };
-            (file, st.written_below, path)
+            (closed, current, st.written_below)
         };
-        // Earlier segments were synced when they were rotated out.
-        if let Some(file) = file {
-            file.sync_data().map_err(|e| WalError::io(&path, e))?;
+        for (file, path) in closed.iter().chain(current.iter()) {
+            sync_segment(file).map_err(|e| WalError::io(path, e))?;
+        }
+        if !closed.is_empty() {
+            // Only this function removes entries (under the sync lock): the first ones are ours.
+            let mut st = self.state.lock().map_err(|_| WalError::Poisoned)?;
+            st.unsynced.drain(..closed.len()).for_each(drop);
         }
         self.synced_below.fetch_max(upto, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Call `f(seq, payload)` for every intact record with `from <= seq < to`, read back from
+    /// the segments on disk (the batcher rewrites records whose Parquet write failed).
+    pub fn read_records(
+        &self,
+        from: u64,
+        to: u64,
+        mut f: impl FnMut(u64, &[u8]),
+    ) -> Result<(), WalError> {
+        let paths: Vec<(u64, PathBuf)> = {
+            let st = self.state.lock().map_err(|_| WalError::Poisoned)?;
+            st.segments
+                .iter()
+                .filter(|s| s.last_seq.is_some_and(|l| l >= from))
+                .filter_map(|s| segment_first_seq(&s.path).map(|n| (n, s.path.clone())))
+                .filter(|(first, _)| *first < to)
+                .collect()
+        };
+        let mut last = None;
+        for (first, path) in paths {
+            let bytes = std::fs::read(&path).map_err(|e| WalError::io(&path, e))?;
+            let scan = scan_frames(&bytes, first, last, |seq, payload| {
+                if (from..to).contains(&seq) {
+                    f(seq, payload);
+                }
+            });
+            last = scan.last_seq.or(last);
+        }
         Ok(())
     }
 
@@ -324,47 +463,133 @@ impl Wal {
     }
 }
 
-fn scan_segment(
-    path: &Path,
-    is_last: bool,
-    durable_below: u64,
-    replay: &mut impl FnMut(u64, Vec<u8>),
-) -> Result<Segment, WalError> {
-    let file = File::open(path).map_err(|e| WalError::io(path, e))?;
-    let mut reader = BufReader::new(file);
-    let mut good_bytes = 0u64;
-    let mut last_seq = None;
-    loop {
-        match frame::read_frame(&mut reader).map_err(|e| WalError::io(path, e))? {
-            Frame::Record { seq, payload } => {
-                good_bytes += (frame::HEADER_LEN + payload.len()) as u64;
-                last_seq = Some(seq);
-                if seq >= durable_below {
-                    replay(seq, payload);
-                }
+fn write_frame(file: &mut File, header: &[u8], payload: &[u8]) -> std::io::Result<()> {
+    file.write_all(header)?;
+    // Injected after the header: a disk that fills up mid-record.
+    #[cfg(feature = "failpoints")]
+    fail::fail_point!("wal::write", |_| Err(injected("wal::write")));
+    file.write_all(payload)
+}
+
+fn sync_segment(file: &File) -> std::io::Result<()> {
+    #[cfg(feature = "failpoints")]
+    fail::fail_point!("wal::fsync", |_| Err(injected("wal::fsync")));
+    file.sync_data()
+}
+
+/// The first sequence number a segment was created for (its file name).
+fn segment_first_seq(path: &Path) -> Option<u64> {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".wal"))
+        .and_then(|n| n.parse::<u64>().ok())
+}
+
+/// The segments under `dir`, by first sequence number.
+fn segment_names(dir: &Path) -> Result<Vec<(u64, PathBuf)>, WalError> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| WalError::io(dir, e))? {
+        let entry = entry.map_err(|e| WalError::io(dir, e))?;
+        let path = entry.path();
+        if let Some(first) = segment_first_seq(&path) {
+            names.push((first, path));
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Whether `dir` holds at least one WAL segment.
+pub fn has_segments(dir: &Path) -> Result<bool, WalError> {
+    if !dir.exists() {
+        return Ok(false);
+    }
+    Ok(!segment_names(dir)?.is_empty())
+}
+
+/// Lowest first sequence number of the segments under `dir` (by their names).
+pub fn first_segment_seq(dir: &Path) -> Result<Option<u64>, WalError> {
+    if !dir.exists() {
+        return Ok(None);
+    }
+    Ok(segment_names(dir)?.first().map(|(n, _)| *n))
+}
+
+/// A run of bytes skipped between two intact frames.
+struct Skipped {
+    offset: usize,
+    len: usize,
+    reason: &'static str,
+}
+
+struct Scan {
+    last_seq: Option<u64>,
+    skipped: Vec<Skipped>,
+    /// Damage with no intact frame after it: offset and reason.
+    tail: Option<(usize, &'static str)>,
+}
+
+/// Walk the frames of one segment held in memory, calling `record` for each intact one in
+/// order. A frame is intact when its magic, length and CRC are right and its sequence number is
+/// above the previous intact one (`before`, or at least the segment's `first` sequence number)
+/// and plausible (no more records skipped than the bytes in between could hold). After damage
+/// the scan resumes at the next intact frame.
+fn scan_frames(
+    buf: &[u8],
+    first: u64,
+    before: Option<u64>,
+    mut record: impl FnMut(u64, &[u8]),
+) -> Scan {
+    let mut last = before;
+    let mut seg_last = None;
+    let mut off = 0usize;
+    let mut skipped = Vec::new();
+    let min_seq = |last: Option<u64>| last.map_or(first, |l| (l + 1).max(first));
+    let acceptable = |at: usize, last: Option<u64>| -> Option<(u64, &[u8], usize)> {
+        let (seq, payload, len) = frame::decode_frame(&buf[at..]).ok()?;
+        let lo = min_seq(last);
+        let hi = lo.saturating_add((at / frame::HEADER_LEN) as u64 + 1);
+        (lo..=hi).contains(&seq).then_some((seq, payload, len))
+    };
+    while off < buf.len() {
+        if let Some((seq, payload, len)) = frame::decode_frame(&buf[off..])
+            .ok()
+            .filter(|(seq, _, _)| *seq >= min_seq(last))
+        {
+            record(seq, payload);
+            last = Some(seq);
+            seg_last = Some(seq);
+            off += len;
+            continue;
+        }
+        let reason = match frame::decode_frame(&buf[off..]) {
+            Ok(_) => "sequence number out of order",
+            Err(r) => r,
+        };
+        let next = frame::magic_offsets(buf, off + 1).find(|at| acceptable(*at, last).is_some());
+        match next {
+            Some(at) => {
+                skipped.push(Skipped {
+                    offset: off,
+                    len: at - off,
+                    reason,
+                });
+                off = at;
             }
-            Frame::End => break,
-            Frame::Torn { reason } => {
-                if is_last {
-                    tracing::warn!(segment = %path.display(), offset = good_bytes, reason, "wal: truncating torn tail (a record that was never acknowledged)");
-                    let f = OpenOptions::new()
-                        .write(true)
-                        .open(path)
-                        .map_err(|e| WalError::io(path, e))?;
-                    f.set_len(good_bytes).map_err(|e| WalError::io(path, e))?;
-                    f.sync_all().map_err(|e| WalError::io(path, e))?;
-                } else {
-                    tracing::error!(segment = %path.display(), offset = good_bytes, reason, "wal: damaged segment; records after this offset cannot be replayed");
+            None => {
+                return Scan {
+                    last_seq: seg_last,
+                    skipped,
+                    tail: Some((off, reason)),
                 }
-                break;
             }
         }
     }
-    Ok(Segment {
-        path: path.to_path_buf(),
-        last_seq,
-        bytes: good_bytes,
-    })
+    Scan {
+        last_seq: seg_last,
+        skipped,
+        tail: None,
+    }
 }
 
 #[cfg(test)]
@@ -438,5 +663,43 @@ mod tests {
         drop(wal);
         let (_, got) = replayed(dir.path());
         assert_eq!(got.len(), 2);
+    }
+
+    #[test]
+    fn damage_costs_only_the_damaged_frames_even_across_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (wal, _) = replayed(dir.path());
+            for i in 0..6u8 {
+                let (seq, ()) = wal.append(&[i; 40], |_| ()).unwrap();
+                wal.commit(seq).unwrap();
+            }
+        }
+        // 60-byte frames, two per 64-byte segment: 0.wal (0, 1), 2.wal (2, 3), 4.wal (4, 5).
+        let flip = |first: u64, at: usize| {
+            let path = dir.path().join(format!("{first:020}.wal"));
+            let mut bytes = std::fs::read(&path).unwrap();
+            bytes[at] ^= 0x40;
+            std::fs::write(&path, bytes).unwrap();
+        };
+        flip(0, 60 + 30); // record 1, the end of the first segment
+        flip(2, 30); // record 2, the start of the second
+        let (wal, got) = replayed(dir.path());
+        assert_eq!(
+            got.iter().map(|g| g.0).collect::<Vec<_>>(),
+            vec![0, 3, 4, 5]
+        );
+        assert_eq!(got[1].1, vec![3u8; 40]);
+        assert_eq!(wal.lost_records(), &[(1, 2)]);
+        let (seq, ()) = wal.append(b"next", |_| ()).unwrap();
+        assert_eq!(seq, 6);
+        drop(wal);
+        let (wal, got) = replayed(dir.path());
+        assert_eq!(
+            got.iter().map(|g| g.0).collect::<Vec<_>>(),
+            vec![0, 3, 4, 5, 6],
+            "the damaged bytes stay skipped and the new record is readable"
+        );
+        assert_eq!(wal.lost_records(), &[(1, 2)]);
     }
 }
