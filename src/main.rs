@@ -32,8 +32,46 @@ struct Cli {
         default_value = "./tripline-data"
     )]
     data_dir: PathBuf,
+    /// Log line format on stderr: `text` for people, `json` (one object per line) for log
+    /// pipelines. Levels come from RUST_LOG, else TRIPLINE_LOG, else `info`.
+    #[arg(
+        long,
+        global = true,
+        env = "TRIPLINE_LOG_FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Log to stderr in `format`, filtered by RUST_LOG, else TRIPLINE_LOG, else `info`.
+fn init_logging(format: LogFormat) {
+    let filter = ["RUST_LOG", "TRIPLINE_LOG"]
+        .iter()
+        .find_map(|var| {
+            std::env::var(var)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .and_then(|v| tracing_subscriber::EnvFilter::try_new(v).ok())
+        })
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+            .init(),
+    }
 }
 
 #[derive(Subcommand)]
@@ -61,15 +99,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TRIPLINE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
     let cli = Cli::parse();
+    init_logging(cli.log_format);
     let data_dir = cli.data_dir;
     let outcome = match cli.command {
         Command::Collect(a) => collector::cli::collect(&data_dir, a),

@@ -4,11 +4,13 @@
 //! bounded instead of growing with the number of clients.
 //!
 //! Two budgets:
-//! - **in-flight body bytes**: the bodies of requests admitted but not yet answered. A request
-//!   reserves its declared `Content-Length` before its body is read (or its actual length once
-//!   read, when none was declared) and is refused at once when the budget is spent. One request
-//!   larger than the whole budget is still admitted when nothing else is in flight, so every
-//!   request within the body cap can eventually pass.
+//! - **in-flight body bytes**: the bodies of requests admitted but not yet answered. A request is
+//!   charged for the bytes it has *actually* sent, frame by frame as they arrive ([`ChargedBody`]),
+//!   whatever `Content-Length` it declared and whether it is chunked, HTTP/2 or gRPC: a client
+//!   that declares 64 MiB and stalls holds only what it sent, and only until the body deadline.
+//!   A frame that no longer fits the budget ends the request with 429 / RESOURCE_EXHAUSTED.
+//!   One request larger than the whole budget is still admitted when nothing else is in flight,
+//!   so every request within the body cap can eventually pass.
 //! - **processing slots**: at most this many requests are decompressed, decoded and converted
 //!   at once (about one per core). More would only make the threads fight over the cores and the
 //!   allocator, and starve the Parquet writer thread; waiting requests hold only their body.
@@ -16,7 +18,14 @@
 //! The queue in front of the Parquet writer ([`crate::backlog`]) is checked first: when it is full,
 //! nothing admitted now could be accepted anyway.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
 
 /// Budgets of the request path, shared by the HTTP and gRPC receivers.
 #[derive(Debug)]
@@ -135,6 +144,124 @@ impl Drop for ProcessingSlot {
             *busy = busy.saturating_sub(1);
         }
         self.admission.slot_freed.notify_one();
+    }
+}
+
+/// A body permit shared by the body being read and the request that holds the decoded result.
+pub type SharedPermit = Arc<Mutex<BodyPermit>>;
+
+/// Why a [`ChargedBody`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyLimitError {
+    /// The in-flight budget cannot hold this body's next frame beside the others (429).
+    #[error("the collector is overloaded ({inflight} request bytes in flight, budget {budget}); retry after the Retry-After delay")]
+    Overloaded { inflight: usize, budget: usize },
+    /// The body is larger than the body cap (413).
+    #[error("request body exceeds the limit of {limit} bytes; send smaller batches (or raise --max-body-bytes)")]
+    TooLarge { limit: usize },
+    /// The whole body did not arrive within the body deadline (408).
+    #[error("the request body did not arrive within {secs} s (--body-timeout-secs); send it faster or in smaller batches")]
+    TimedOut { secs: u64 },
+    /// The connection failed while the body was read (400).
+    #[error("cannot read the request body: {0}; resend the request")]
+    Read(String),
+}
+
+/// A request body that charges the in-flight budget for each frame as it arrives, enforces the
+/// body cap on the bytes received and a deadline on the whole body. Errors are
+/// [`BodyLimitError`] (or what `map_err` makes of them: gRPC turns them into a `Status`).
+pub struct ChargedBody<B> {
+    inner: B,
+    permit: SharedPermit,
+    limit: usize,
+    received: usize,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    timeout: Duration,
+    done: bool,
+}
+
+impl<B> ChargedBody<B> {
+    /// Wrap `inner`; `permit` was admitted with 0 bytes and grows with the body.
+    pub fn new(inner: B, permit: SharedPermit, limit: usize, timeout: Duration) -> Self {
+        ChargedBody {
+            inner,
+            permit,
+            limit,
+            received: 0,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            timeout,
+            done: false,
+        }
+    }
+
+    fn fail(&mut self, e: BodyLimitError) -> Poll<Option<Result<Frame<Bytes>, BodyLimitError>>> {
+        self.done = true;
+        Poll::Ready(Some(Err(e)))
+    }
+}
+
+impl<B> Body for ChargedBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    type Data = Bytes;
+    type Error = BodyLimitError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyLimitError>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        if self.deadline.as_mut().poll(cx).is_ready() {
+            let secs = self.timeout.as_secs();
+            return self.fail(BodyLimitError::TimedOut { secs });
+        }
+        let frame = match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(None) => {
+                self.done = true;
+                return Poll::Ready(None);
+            }
+            Poll::Ready(Some(Err(e))) => return self.fail(BodyLimitError::Read(e.to_string())),
+            Poll::Ready(Some(Ok(frame))) => frame,
+        };
+        if let Some(data) = frame.data_ref() {
+            let received = self.received.saturating_add(data.len());
+            if received > self.limit {
+                let limit = self.limit;
+                return self.fail(BodyLimitError::TooLarge { limit });
+            }
+            let grown = match self.permit.lock() {
+                Ok(mut p) => p.try_resize(received),
+                Err(_) => false,
+            };
+            if !grown {
+                let (inflight, budget) = self
+                    .permit
+                    .lock()
+                    .map(|p| {
+                        (
+                            p.admission.inflight_bytes(),
+                            p.admission.max_inflight_bytes(),
+                        )
+                    })
+                    .unwrap_or_default();
+                return self.fail(BodyLimitError::Overloaded { inflight, budget });
+            }
+            self.received = received;
+        }
+        Poll::Ready(Some(Ok(frame)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }
 

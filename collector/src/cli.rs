@@ -64,6 +64,29 @@ pub struct CollectArgs {
     /// bytes are already being processed.
     #[arg(long, default_value_t = 64 * 1024 * 1024)]
     pub max_inflight_bytes: usize,
+    /// Refuse a request (413) whose converted rows would exceed this many bytes: resource and
+    /// scope attributes are copied into every span's row, so a small request can expand a lot.
+    #[arg(long, default_value_t = schemas::convert::DEFAULT_MAX_CONVERTED_BYTES)]
+    pub max_converted_bytes: u64,
+    /// Close a connection that does not send a request's headers within this many seconds (or
+    /// does not start a first request within it).
+    #[arg(long, default_value_t = crate::config::DEFAULT_HEADER_READ_TIMEOUT_SECS)]
+    pub header_read_timeout_secs: u64,
+    /// Close a connection with no request in progress for this many seconds.
+    #[arg(long, default_value_t = crate::config::DEFAULT_IDLE_TIMEOUT_SECS)]
+    pub idle_timeout_secs: u64,
+    /// Answer 408 (gRPC DEADLINE_EXCEEDED) when a request's whole body has not arrived within
+    /// this many seconds; its in-flight bytes are freed.
+    #[arg(long, default_value_t = crate::config::DEFAULT_BODY_TIMEOUT_SECS)]
+    pub body_timeout_secs: u64,
+    /// Open connections of both ports together; lowered at start to fit under the file
+    /// descriptor limit (ulimit -n) with room for the store's files. At the cap the least
+    /// recently active idle connection is closed to make room.
+    #[arg(long, default_value_t = crate::config::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+    /// Concurrent HTTP/2 and gRPC streams per connection.
+    #[arg(long, default_value_t = crate::config::DEFAULT_MAX_STREAMS_PER_CONNECTION)]
+    pub max_streams_per_connection: u32,
     /// Require `Authorization: Bearer <token>` with the token in this file.
     #[arg(long)]
     pub auth_token_file: Option<PathBuf>,
@@ -109,6 +132,12 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
         grpc: args.grpc,
         max_body_bytes: args.max_body_bytes,
         max_inflight_bytes: args.max_inflight_bytes,
+        max_converted_bytes: args.max_converted_bytes,
+        header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+        idle_timeout: Duration::from_secs(args.idle_timeout_secs.max(1)),
+        body_timeout: Duration::from_secs(args.body_timeout_secs.max(1)),
+        max_connections: args.max_connections.max(1),
+        max_streams_per_connection: args.max_streams_per_connection.max(1),
         processing_slots: crate::admission::Admission::default_slots(),
         auth_token,
         redact_content: args.store.redact_content,

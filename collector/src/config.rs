@@ -64,6 +64,17 @@ impl PipelineConfig {
     }
 }
 
+/// Default of `--header-read-timeout-secs`.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
+/// Default of `--idle-timeout-secs`.
+pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
+/// Default of `--body-timeout-secs`.
+pub const DEFAULT_BODY_TIMEOUT_SECS: u64 = 30;
+/// Default of `--max-connections` (before it is lowered under the fd limit).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default of `--max-streams-per-connection`.
+pub const DEFAULT_MAX_STREAMS_PER_CONNECTION: u32 = 16;
+
 /// The receivers' settings on top of the pipeline's.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -74,8 +85,24 @@ pub struct ServerConfig {
     /// Early admission: request bodies admitted but not yet answered; beyond it a request is
     /// refused with 429 before its body is read.
     pub max_inflight_bytes: usize,
+    /// A request whose converted rows would take more than this (resource and scope attributes
+    /// are copied into every row) is refused whole with 413 before conversion.
+    pub max_converted_bytes: u64,
     /// Requests decoded and converted at once (the others wait holding only their body).
     pub processing_slots: usize,
+    /// A connection must send a request's headers within this time (and, before its first
+    /// request, must start one within it), else it is closed.
+    pub header_read_timeout: Duration,
+    /// A connection with no request in progress for this long is closed (keep-alive idle).
+    pub idle_timeout: Duration,
+    /// A request's whole body must arrive within this time, else 408 and its budget is freed.
+    pub body_timeout: Duration,
+    /// Open connections of both listeners together; lowered at start to fit under the process's
+    /// file-descriptor limit with room for the store's files. At the cap the least recently
+    /// active idle connection is closed for a new one.
+    pub max_connections: usize,
+    /// Concurrent HTTP/2 (and gRPC) streams per connection.
+    pub max_streams_per_connection: u32,
     /// Bearer token required on every request when set.
     pub auth_token: Option<String>,
     /// Drop content columns (arguments, results, messages) at ingest.
@@ -89,14 +116,22 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     /// Loopback defaults (`127.0.0.1:4318` / `:4317`), 64 MiB body cap, 64 MiB of bodies in
-    /// flight, one processing slot per core, no auth.
+    /// flight, 256 MiB of converted rows per request, one processing slot per core, no auth;
+    /// 10 s to send headers, 60 s keep-alive idle, 30 s per body, 1,024 connections (lowered
+    /// under the fd limit), 16 HTTP/2 streams per connection.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         ServerConfig {
             http: SocketAddr::from(([127, 0, 0, 1], 4318)),
             grpc: SocketAddr::from(([127, 0, 0, 1], 4317)),
             max_body_bytes: 64 * 1024 * 1024,
             max_inflight_bytes: 64 * 1024 * 1024,
+            max_converted_bytes: schemas::convert::DEFAULT_MAX_CONVERTED_BYTES,
             processing_slots: crate::admission::Admission::default_slots(),
+            header_read_timeout: Duration::from_secs(DEFAULT_HEADER_READ_TIMEOUT_SECS),
+            idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECS),
+            body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECS),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_streams_per_connection: DEFAULT_MAX_STREAMS_PER_CONNECTION,
             auth_token: None,
             redact_content: false,
             stats_interval: Duration::from_secs(30),

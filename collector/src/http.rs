@@ -2,39 +2,119 @@
 //!
 //! Checks run cheapest first (auth, content type, encoding, declared length, then admission:
 //! queue full or in-flight body budget spent -> 429 with `Retry-After`) so a refused request
-//! costs almost nothing and its body is never read; the body is read under the cap, then
+//! costs almost nothing and its body is never read; the body is read under the cap and the body
+//! deadline, charged to the in-flight budget frame by frame as it arrives, then
 //! processed in a detached task
 //! ([`crate::request`]) whose result is awaited: if the client disconnects, the task still
 //! finishes its WAL append, and nobody's data is cancelled halfway.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 
+use crate::admission::{BodyLimitError, ChargedBody};
 use crate::auth::authorized;
 use crate::limits::Encoding;
 use crate::otlp_response::{code, encode_response, encode_status, export_response, Format};
 use crate::request::{admit, process_body, Context, Refusal};
+use crate::telemetry::cut;
 
 /// Shared state of the HTTP receiver.
 pub struct HttpState {
     pub ctx: Context,
     pub auth_token: Option<String>,
     pub retry_after_secs: u32,
+    /// The whole body must arrive within this time, else 408.
+    pub body_timeout: Duration,
 }
 
-/// The router serving `POST /v1/traces`.
+/// The router serving `POST /v1/traces`, `GET /health` and `GET /metrics`.
+///
+/// `/health` needs no token (a load balancer or an orchestrator probes it): 200
+/// `{"status":"ready"}` once the WAL is replayed (the listeners open only after replay), 503
+/// `{"status":"unavailable","reason":...}` while the queue to the Parquet writer is full.
+/// `/metrics` (Prometheus text) requires the bearer token when one is configured: it reveals
+/// traffic volumes.
 pub fn router(state: Arc<HttpState>) -> Router {
     Router::new()
         .route("/v1/traces", post(export_traces))
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
         .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state)
+}
+
+async fn health(State(state): State<Arc<HttpState>>) -> Response {
+    let pipeline = &state.ctx.pipeline;
+    if pipeline.is_full() {
+        let reason = format!(
+            "the queue to the Parquet writer is full ({} batches): storage is not keeping up",
+            pipeline.queued_batches()
+        );
+        let body = serde_json::json!({"status": "unavailable", "reason": reason}).to_string();
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response();
+    }
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"status":"ready"}"#,
+    )
+        .into_response()
+}
+
+async fn metrics(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
+    let auth = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
+    if !authorized(state.auth_token.as_deref(), auth) {
+        state.ctx.stats.request("http", 401);
+        crate::telemetry::log_refusal("http", 401, "/metrics without a valid bearer token");
+        return (
+            StatusCode::UNAUTHORIZED,
+            "missing or invalid bearer token; send `Authorization: Bearer <token>`\n",
+        )
+            .into_response();
+    }
+    let ctx = &state.ctx;
+    let gauges = [
+        (
+            "queue_batches",
+            "Converted batches waiting for the Parquet writer.",
+            ctx.pipeline.queued_batches() as f64,
+        ),
+        (
+            "inflight_bytes",
+            "Request body bytes received and not yet answered.",
+            ctx.admission.inflight_bytes() as f64,
+        ),
+        (
+            "inflight_budget_bytes",
+            "The in-flight body budget (--max-inflight-bytes).",
+            ctx.admission.max_inflight_bytes() as f64,
+        ),
+        (
+            "ready",
+            "1 when /health answers ready (WAL replayed, queue not full).",
+            if ctx.pipeline.is_full() { 0.0 } else { 1.0 },
+        ),
+    ];
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        ctx.stats.prometheus_text(&gauges),
+    )
+        .into_response()
 }
 
 async fn export_traces(
@@ -67,7 +147,8 @@ async fn export_traces(
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .unwrap_or_else(|| "none".to_string());
         let msg = format!(
-            "unsupported content type `{got}`; send application/x-protobuf or application/json"
+            "unsupported content type `{}`; send application/x-protobuf or application/json",
+            cut(&got)
         );
         return refuse(
             &state,
@@ -83,7 +164,7 @@ async fn export_traces(
     let Some(encoding) = Encoding::parse(encoding_header.as_deref()) else {
         let msg = format!(
             "unsupported content encoding `{}`; send the body plain, gzip or zstd",
-            encoding_header.unwrap_or_default()
+            cut(&encoding_header.unwrap_or_default())
         );
         return refuse(
             &state,
@@ -110,41 +191,36 @@ async fn export_traces(
             &too_large(),
         );
     }
-    // Admission before the body is read: under overload a refusal costs a header check.
-    let mut permit = match admit(&state.ctx, declared.map_or(0, |n| n as usize)) {
-        Ok(p) => p,
+    // Admission before the body is read: under overload a refusal costs a header check. The
+    // permit starts empty and grows with the bytes actually received, whatever was declared.
+    let permit = match admit(&state.ctx, 0) {
+        Ok(p) => Arc::new(Mutex::new(p)),
         Err(refusal) => return refusal_response(&state, format, refusal),
     };
-    let bytes = match Limited::new(body, cap).collect().await {
+    let charged = ChargedBody::new(body, Arc::clone(&permit), cap, state.body_timeout);
+    let bytes = match charged.collect().await {
         Ok(c) => c.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            return refuse(
-                &state,
-                format,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                code::RESOURCE_EXHAUSTED,
-                &too_large(),
-            );
-        }
         Err(e) => {
-            let msg = format!("cannot read the request body: {e}; resend the request");
-            return refuse(
-                &state,
-                format,
-                StatusCode::BAD_REQUEST,
-                code::INVALID_ARGUMENT,
-                &msg,
-            );
+            let (status, rpc_code) = match e {
+                BodyLimitError::TooLarge { .. } => {
+                    (StatusCode::PAYLOAD_TOO_LARGE, code::RESOURCE_EXHAUSTED)
+                }
+                BodyLimitError::Overloaded { .. } => {
+                    (StatusCode::TOO_MANY_REQUESTS, code::RESOURCE_EXHAUSTED)
+                }
+                BodyLimitError::TimedOut { .. } => {
+                    (StatusCode::REQUEST_TIMEOUT, code::DEADLINE_EXCEEDED)
+                }
+                BodyLimitError::Read(_) => (StatusCode::BAD_REQUEST, code::INVALID_ARGUMENT),
+            };
+            let mut response = refuse(&state, format, status, rpc_code, &e.to_string());
+            // The rest of the body is not read: the connection cannot be reused.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
         }
     };
-    if declared.is_none() && !permit.try_resize(bytes.len()) {
-        let refusal = Refusal::Overloaded(format!(
-            "the collector is overloaded ({} request bytes in flight, budget {}); retry after the Retry-After delay",
-            state.ctx.admission.inflight_bytes(),
-            state.ctx.admission.max_inflight_bytes()
-        ));
-        return refusal_response(&state, format, refusal);
-    }
     let ctx = state.ctx.clone();
     // Detached: runs to completion even if this handler future is dropped (client gone). The
     // permit is held until the request is answered.
@@ -166,7 +242,7 @@ async fn export_traces(
         Ok(accepted) => {
             state.ctx.stats.request("http", 200);
             if accepted.rejected > 0 {
-                tracing::info!(protocol = "http", accepted = accepted.accepted, rejected = accepted.rejected, reason = %accepted.message, "partial success");
+                tracing::info!(protocol = "http", accepted = accepted.accepted, rejected = accepted.rejected, reason = %cut(&accepted.message), "partial success");
             }
             let body = encode_response(
                 format,
@@ -220,12 +296,12 @@ fn refuse(
     rpc_code: i32,
     message: &str,
 ) -> Response {
-    tracing::warn!(protocol = "http", status = status.as_u16(), reason = %message, "request refused");
+    crate::telemetry::log_refusal("http", status.as_u16(), message);
     state.ctx.stats.request("http", status.as_u16());
     let mut response = (
         status,
         [(header::CONTENT_TYPE, format.content_type())],
-        encode_status(format, rpc_code, message),
+        encode_status(format, rpc_code, &cut(message)),
     )
         .into_response();
     if status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE {

@@ -50,6 +50,7 @@ pub struct RpcStatus {
 /// gRPC status codes used in error bodies.
 pub mod code {
     pub const INVALID_ARGUMENT: i32 = 3;
+    pub const DEADLINE_EXCEEDED: i32 = 4;
     pub const RESOURCE_EXHAUSTED: i32 = 8;
     pub const UNAVAILABLE: i32 = 14;
     pub const UNAUTHENTICATED: i32 = 16;

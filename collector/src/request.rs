@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use schemas::convert::{convert_request, Converted, IngestContext};
+use schemas::convert::{convert_request_bounded, ConvertError, Converted, IngestContext};
 
 use crate::admission::{Admission, BodyPermit};
 use crate::limits::{decompress_capped, BodyError, Encoding};
@@ -50,6 +50,8 @@ pub struct Context {
     /// In-flight body budget and processing slots, shared by both receivers.
     pub admission: Arc<Admission>,
     pub redact_content: bool,
+    /// A request whose rows would take more than this is refused whole (413) before conversion.
+    pub max_converted_bytes: u64,
     /// `ingest_source` of the rows: `otlp-http` / `otlp-grpc`.
     pub source: &'static str,
 }
@@ -100,7 +102,7 @@ pub fn process_body(
             Format::Json => schemas::decode::decode_json(&plain),
         }
         .map_err(|e| Refusal::BadRequest(e.to_string()))?;
-        convert(ctx, request)
+        convert(ctx, request)?
     };
     submit(ctx, converted)
 }
@@ -116,23 +118,30 @@ pub fn process_request(
             return Err(queue_full(ctx));
         }
         Stats::add(&ctx.stats.requests_decoded, 1);
-        convert(ctx, request)
+        convert(ctx, request)?
     };
     submit(ctx, converted)
 }
 
-/// Convert, and free the decoded request while the processing slot is still held.
-fn convert(ctx: &Context, request: ExportTraceServiceRequest) -> Converted {
-    let converted = convert_request(
+/// Convert, and free the decoded request while the processing slot is still held. A request
+/// that would expand past `--max-converted-bytes` (or that the builders cannot hold) is refused
+/// whole with 413: resending it cannot help.
+fn convert(ctx: &Context, request: ExportTraceServiceRequest) -> Result<Converted, Refusal> {
+    let converted = convert_request_bounded(
         &request,
         &IngestContext {
             received_at_unix_nano: now_unix_nanos(),
             source: ctx.source.to_string(),
             redact_content: ctx.redact_content,
         },
+        ctx.max_converted_bytes,
     );
     drop(request);
-    converted
+    converted.map_err(|e| match e {
+        ConvertError::TooLarge { .. } | ConvertError::Builder(_) => {
+            Refusal::TooLarge(e.to_string())
+        }
+    })
 }
 
 /// Queue reservation, WAL append and fsync; the answer to the client.
@@ -169,7 +178,7 @@ pub fn summarize_reasons(reasons: &[String]) -> String {
     let mut out = distinct
         .iter()
         .take(MAX_REASONS)
-        .copied()
+        .map(|r| crate::telemetry::cut(r))
         .collect::<Vec<_>>()
         .join("; ");
     if distinct.len() > MAX_REASONS {

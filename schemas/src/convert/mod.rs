@@ -5,6 +5,10 @@
 //! asked, append to column builders. Never panics on any input: a span that cannot be stored is
 //! counted in `rejected` with a reason.
 //!
+//! Size: resource and scope attributes are stored in every span's row, so a small request can
+//! expand a thousandfold. [`convert_request_bounded`] refuses a request whose
+//! [`converted_size_estimate`] is over a limit before building anything.
+//!
 //! Duplicate attribute keys: the last value wins (OTLP requires unique keys; DuckDB refuses
 //! duplicate map keys), so a round trip of such a span returns one entry per key.
 
@@ -18,6 +22,7 @@ mod validate;
 use arrow::record_batch::RecordBatch;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValue};
+use prost::Message as _;
 
 use crate::derived::Derived;
 use crate::dialects::{DialectEngine, SpanView};
@@ -54,6 +59,26 @@ pub struct Converted {
     pub rejection_reasons: Vec<String>,
 }
 
+/// Default of `--max-converted-bytes`: the most a request may expand to once converted.
+pub const DEFAULT_MAX_CONVERTED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Why a request was not converted at all (the whole request is refused, not single spans).
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    /// The estimated converted size is over the limit: resource and scope attributes are copied
+    /// into every span's row, so a small request can expand into gigabytes of rows.
+    #[error("the request would expand to about {estimated} bytes of rows, over the limit of {limit} bytes (--max-converted-bytes); resource and scope attributes are copied into every span's row: send fewer spans per request or smaller resource/scope attributes")]
+    TooLarge {
+        /// Estimated bytes of the converted rows ([`converted_size_estimate`]).
+        estimated: u64,
+        /// The configured limit.
+        limit: u64,
+    },
+    /// The column builders could not hold the request (e.g. a string column over 2 GiB).
+    #[error("the request is too large to convert: {0}; send fewer or smaller spans per request")]
+    Builder(String),
+}
+
 /// Most rejection reasons listed individually.
 pub const MAX_REASONS: usize = 10;
 
@@ -71,7 +96,83 @@ fn string_attr<'a>(attrs: &'a [KeyValue], key: &str) -> Option<&'a str> {
 }
 
 /// Converts a request into canonical rows. Never panics; invalid spans are rejected with a reason.
+/// A request over [`DEFAULT_MAX_CONVERTED_BYTES`] (see [`convert_request_bounded`]) or one the
+/// column builders cannot hold has all its spans rejected with the reason.
 pub fn convert_request(req: &ExportTraceServiceRequest, ctx: &IngestContext) -> Converted {
+    match convert_request_bounded(req, ctx, DEFAULT_MAX_CONVERTED_BYTES) {
+        Ok(converted) => converted,
+        Err(e) => Converted {
+            batch: RecordBatch::new_empty(span_schema()),
+            accepted: 0,
+            rejected: span_count(req),
+            rejection_reasons: vec![e.to_string()],
+        },
+    }
+}
+
+/// Converts a request whose [estimated converted size](converted_size_estimate) is at most
+/// `max_converted_bytes`; refuses it whole otherwise, before any row is built. A builder failure
+/// (or, as a last line of defence, a panic inside the builders) is an error too, never a panic.
+pub fn convert_request_bounded(
+    req: &ExportTraceServiceRequest,
+    ctx: &IngestContext,
+    max_converted_bytes: u64,
+) -> Result<Converted, ConvertError> {
+    let estimated = converted_size_estimate(req);
+    if estimated > max_converted_bytes {
+        return Err(ConvertError::TooLarge {
+            estimated,
+            limit: max_converted_bytes,
+        });
+    }
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| convert_unbounded(req, ctx))).map_err(
+        |panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "the column builders failed".to_string());
+            ConvertError::Builder(what)
+        },
+    )?
+}
+
+/// Spans in a request.
+fn span_count(req: &ExportTraceServiceRequest) -> usize {
+    req.resource_spans
+        .iter()
+        .flat_map(|rs| &rs.scope_spans)
+        .map(|ss| ss.spans.len())
+        .sum()
+}
+
+/// An upper estimate of the bytes a request's rows take once converted, computed from encoded
+/// sizes without building anything: the resource and scope (attributes, names, schema URLs) of a
+/// group are stored again in every span's row, and a span's own values can be stored twice
+/// (typed column and attribute map). Cost: one pass over the request's encoded lengths.
+pub fn converted_size_estimate(req: &ExportTraceServiceRequest) -> u64 {
+    /// Fixed columns of a row (ids, timestamps, kinds, codes, source), generously.
+    const ROW_OVERHEAD: u64 = 512;
+    let mut total: u64 = 0;
+    for rs in &req.resource_spans {
+        let resource = rs.resource.as_ref().map_or(0, |r| r.encoded_len()) + rs.schema_url.len();
+        for ss in &rs.scope_spans {
+            let scope = ss.scope.as_ref().map_or(0, |s| s.encoded_len()) + ss.schema_url.len();
+            let per_row = (resource + scope) as u64 + ROW_OVERHEAD;
+            let spans = ss.spans.len() as u64;
+            let own: u64 = ss.spans.iter().map(|s| s.encoded_len() as u64).sum();
+            total = total
+                .saturating_add(per_row.saturating_mul(spans))
+                .saturating_add(own.saturating_mul(2));
+        }
+    }
+    total
+}
+
+fn convert_unbounded(
+    req: &ExportTraceServiceRequest,
+    ctx: &IngestContext,
+) -> Result<Converted, ConvertError> {
     let engine = DialectEngine::get();
     let mut builder = SpanBatchBuilder::new();
     let mut rejected = 0usize;
@@ -155,20 +256,90 @@ pub fn convert_request(req: &ExportTraceServiceRequest, ctx: &IngestContext) -> 
         reasons.push(format!("{unlisted} more rejected spans not listed"));
     }
     let accepted = builder.len();
-    match builder.finish() {
-        Ok(batch) => Converted {
-            batch,
-            accepted,
-            rejected,
-            rejection_reasons: reasons,
-        },
-        Err(e) => Converted {
-            batch: RecordBatch::new_empty(span_schema()),
-            accepted: 0,
-            rejected: rejected + accepted,
-            rejection_reasons: vec![format!(
-                "internal error while building the batch: {e}; please report it with the request"
-            )],
-        },
+    let batch = builder
+        .finish()
+        .map_err(|e| ConvertError::Builder(e.to_string()))?;
+    Ok(Converted {
+        batch,
+        accepted,
+        rejected,
+        rejection_reasons: reasons,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_proto::tonic::resource::v1::Resource;
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+
+    /// One resource attribute of `attr_bytes` shared by `spans` tiny spans.
+    fn amplifying(attr_bytes: usize, spans: usize) -> ExportTraceServiceRequest {
+        let span = |i: usize| Span {
+            trace_id: vec![1; 16],
+            span_id: (i as u64 + 1).to_be_bytes().to_vec(),
+            name: "s".into(),
+            start_time_unix_nano: 1,
+            end_time_unix_nano: 2,
+            ..Default::default()
+        };
+        ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                resource: Some(Resource {
+                    attributes: vec![KeyValue {
+                        key: "big".into(),
+                        value: Some(AnyValue {
+                            value: Some(Value::StringValue("x".repeat(attr_bytes))),
+                        }),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+                scope_spans: vec![ScopeSpans {
+                    spans: (0..spans).map(span).collect(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+        }
+    }
+
+    fn ctx() -> IngestContext {
+        IngestContext {
+            received_at_unix_nano: 0,
+            source: "test".into(),
+            redact_content: false,
+        }
+    }
+
+    #[test]
+    fn estimate_counts_the_resource_once_per_span() {
+        let one = converted_size_estimate(&amplifying(1 << 20, 1));
+        let many = converted_size_estimate(&amplifying(1 << 20, 2100));
+        assert!(one > 1 << 20, "one copy of the attribute: {one}");
+        assert!(many > 2100 * (1 << 20), "2,100 copies: {many}");
+    }
+
+    #[test]
+    fn a_request_over_the_limit_is_refused_before_building() {
+        let req = amplifying(1 << 20, 2100);
+        let err = convert_request_bounded(&req, &ctx(), DEFAULT_MAX_CONVERTED_BYTES).unwrap_err();
+        assert!(
+            matches!(err, ConvertError::TooLarge { limit, .. } if limit == DEFAULT_MAX_CONVERTED_BYTES)
+        );
+        assert!(err.to_string().contains("--max-converted-bytes"), "{err}");
+        // The unbounded entry point (file import) rejects every span with that reason.
+        let converted = convert_request(&req, &ctx());
+        assert_eq!((converted.accepted, converted.rejected), (0, 2100));
+        assert_eq!(converted.batch.num_rows(), 0);
+        assert!(converted.rejection_reasons[0].contains("--max-converted-bytes"));
+    }
+
+    #[test]
+    fn a_request_under_the_limit_converts() {
+        let req = amplifying(1000, 10);
+        let converted = convert_request_bounded(&req, &ctx(), 1 << 20).unwrap();
+        assert_eq!((converted.accepted, converted.batch.num_rows()), (10, 10));
+        assert!(convert_request_bounded(&req, &ctx(), 1000).is_err());
     }
 }

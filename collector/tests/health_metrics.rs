@@ -1,0 +1,180 @@
+//! Self-observability over the HTTP port: `/health` says ready once the WAL is replayed (no
+//! token needed), `/metrics` is Prometheus text whose counters move with exports (and needs the
+//! bearer token when one is configured).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use prost::Message;
+
+/// Parse Prometheus text: `name{labels}` -> value; every sample must have HELP and TYPE.
+fn parse_prometheus(text: &str) -> BTreeMap<String, f64> {
+    let mut typed = std::collections::BTreeSet::new();
+    let mut helped = std::collections::BTreeSet::new();
+    let mut samples = BTreeMap::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let mut it = rest.split_whitespace();
+            let name = it.next().unwrap().to_string();
+            assert!(matches!(it.next(), Some("counter" | "gauge")), "{line}");
+            typed.insert(name);
+        } else if let Some(rest) = line.strip_prefix("# HELP ") {
+            helped.insert(rest.split_whitespace().next().unwrap().to_string());
+        } else if !line.is_empty() {
+            let (key, value) = line.rsplit_once(' ').expect("sample line");
+            let name = key.split('{').next().unwrap();
+            assert!(name.starts_with("tripline_"), "{line}");
+            assert!(
+                typed.contains(name) && helped.contains(name),
+                "{name} lacks HELP/TYPE"
+            );
+            samples.insert(
+                key.to_string(),
+                value.parse::<f64>().expect("numeric value"),
+            );
+        }
+    }
+    samples
+}
+
+async fn get(url: String, token: Option<&str>) -> reqwest::Response {
+    let mut req = reqwest::Client::new().get(url);
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    req.send().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_is_ready_and_metrics_counters_move_after_an_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let base = format!("http://{}", server.http_addr());
+
+    let health = get(format!("{base}/health"), None).await;
+    assert_eq!(health.status(), 200);
+    assert_eq!(health.text().await.unwrap(), r#"{"status":"ready"}"#);
+
+    let before = get(format!("{base}/metrics"), None).await;
+    assert_eq!(before.status(), 200);
+    assert!(before.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let before = parse_prometheus(&before.text().await.unwrap());
+    assert_eq!(before["tripline_spans_accepted_total"], 0.0);
+    assert_eq!(before["tripline_ready"], 1.0);
+
+    let req = request("metered", tool_call_spans(1, T0));
+    let resp = post(
+        &server,
+        req.encode_to_vec(),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    let resp = post(
+        &server,
+        b"nonsense".to_vec(),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 400);
+
+    let after = parse_prometheus(
+        &get(format!("{base}/metrics"), None)
+            .await
+            .text()
+            .await
+            .unwrap(),
+    );
+    assert_eq!(after["tripline_spans_accepted_total"], 2.0);
+    assert_eq!(
+        after[r#"tripline_requests_total{protocol="http",status="200"}"#],
+        1.0
+    );
+    assert_eq!(
+        after[r#"tripline_requests_total{protocol="http",status="400"}"#],
+        1.0
+    );
+    assert!(
+        after["tripline_wal_bytes"] > 0.0,
+        "the export is in the WAL"
+    );
+    assert!(after["tripline_wal_appended_bytes_total"] > 0.0);
+    assert_eq!(after["tripline_inflight_bytes"], 0.0);
+    assert!(after["tripline_connections_open"] >= 1.0);
+    for name in [
+        "tripline_queue_batches",
+        "tripline_flush_lag_seconds",
+        "tripline_parquet_write_errors_total",
+    ] {
+        assert!(after.contains_key(name), "{name} missing");
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_need_the_token_and_health_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.auth_token = Some("tok".into());
+    let server = collector::Server::start(config).await.unwrap();
+    let base = format!("http://{}", server.http_addr());
+    assert_eq!(get(format!("{base}/health"), None).await.status(), 200);
+    assert_eq!(get(format!("{base}/metrics"), None).await.status(), 401);
+    assert_eq!(
+        get(format!("{base}/metrics"), Some("wrong")).await.status(),
+        401
+    );
+    let ok = get(format!("{base}/metrics"), Some("tok")).await;
+    assert_eq!(ok.status(), 200);
+    assert!(
+        parse_prometheus(&ok.text().await.unwrap()).contains_key("tripline_spans_accepted_total")
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_is_503_with_the_reason_while_the_queue_is_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.pipeline.max_queue_batches = 1;
+    let server = collector::Server::start(config).await.unwrap();
+    server.pipeline().pause_writer(true);
+    let req = request("q", tool_call_spans(1, T0));
+    assert_eq!(
+        post(
+            &server,
+            req.encode_to_vec(),
+            "application/x-protobuf",
+            None,
+            None
+        )
+        .await
+        .status(),
+        200
+    );
+    let health = get(format!("http://{}/health", server.http_addr()), None).await;
+    assert_eq!(health.status(), 503);
+    let body: serde_json::Value = serde_json::from_str(&health.text().await.unwrap()).unwrap();
+    assert_eq!(body["status"], "unavailable");
+    assert!(body["reason"].as_str().unwrap().contains("queue"), "{body}");
+    server.pipeline().pause_writer(false);
+    while server.pipeline().queued_batches() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        get(format!("http://{}/health", server.http_addr()), None)
+            .await
+            .status(),
+        200
+    );
+    server.shutdown().await.unwrap();
+}

@@ -1,0 +1,251 @@
+//! Every cost of a request is bounded, over real sockets against the real server: a client that
+//! declares a huge body and stalls holds only the bytes it sent and only until the body deadline
+//! (408); chunked bodies are charged to the in-flight budget as they arrive, so concurrent big
+//! uploads are refused (429) rather than buffered past it; an echoed bad value is cut.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use prost::Message;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Read an HTTP/1.1 response head and return its status (the connection is closed after).
+async fn read_status(stream: &mut TcpStream) -> u16 {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&buf);
+    head.split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP status in {head:?}"))
+}
+
+async fn inflight_bytes(server: &collector::Server) -> f64 {
+    let text = reqwest::get(format!("http://{}/metrics", server.http_addr()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("tripline_inflight_bytes "))
+        .expect("inflight gauge")
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_huge_declared_body_neither_blocks_others_nor_holds_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.max_inflight_bytes = 1024 * 1024;
+    config.body_timeout = Duration::from_secs(2);
+    let server = collector::Server::start(config).await.unwrap();
+
+    // Declares 64 MiB (the body cap), sends 1 KiB, then stalls.
+    let mut staller = TcpStream::connect(server.http_addr()).await.unwrap();
+    staller
+        .write_all(
+            format!(
+                "POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: {}\r\n\r\n",
+                64 * 1024 * 1024
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    staller.write_all(&[0u8; 1024]).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while inflight_bytes(&server).await < 1024.0 {
+        assert!(
+            Instant::now() < deadline,
+            "the staller's bytes were never charged"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        inflight_bytes(&server).await,
+        1024.0,
+        "charged what arrived, not what was declared"
+    );
+
+    // Another client's export goes through meanwhile.
+    let req = request("other", tool_call_spans(1, T0));
+    let resp = post(
+        &server,
+        req.encode_to_vec(),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+
+    // The body deadline ends the staller with 408 and gives its bytes back.
+    let started = Instant::now();
+    assert_eq!(read_status(&mut staller).await, 408);
+    assert!(started.elapsed() < Duration::from_secs(4));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while inflight_bytes(&server).await != 0.0 {
+        assert!(
+            Instant::now() < deadline,
+            "the staller's budget was not released"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        server.stats().requests_by_status().get("http:408"),
+        Some(&1)
+    );
+    server.shutdown().await.unwrap();
+}
+
+/// Send `body` chunked in 64 KiB chunks, pausing on `gate` after `before_gate` bytes; the status.
+async fn chunked_upload(
+    addr: std::net::SocketAddr,
+    body: Vec<u8>,
+    before_gate: usize,
+    gate: std::sync::Arc<tokio::sync::Barrier>,
+) -> u16 {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let head = "POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ntransfer-encoding: chunked\r\n\r\n";
+    let mut ok = s.write_all(head.as_bytes()).await.is_ok();
+    let mut sent = 0;
+    let mut waited = false;
+    for chunk in body.chunks(64 * 1024) {
+        if !waited && sent >= before_gate {
+            gate.wait().await;
+            waited = true;
+        }
+        if ok {
+            let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
+            ok = s.write_all(&framed).await.is_ok();
+        }
+        sent += chunk.len();
+    }
+    if !waited {
+        gate.wait().await;
+    }
+    if ok {
+        let _ = s.write_all(b"0\r\n\r\n").await;
+    }
+    read_status(&mut s).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_chunked_uploads_are_charged_and_cannot_exceed_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    let budget = 4 * 1024 * 1024;
+    config.max_inflight_bytes = budget;
+    let server = collector::Server::start(config).await.unwrap();
+
+    // Six valid 2 MiB requests; each sends 1.5 MiB, then all wait at the gate: 9 MiB would be
+    // buffered at once without charging.
+    let mut req = request("chunked", tool_call_spans(1, T0));
+    req.resource_spans[0].scope_spans[0].spans[0]
+        .attributes
+        .push(kv("padding", s(&"p".repeat(2 * 1024 * 1024))));
+    let body = req.encode_to_vec();
+    let clients = 6;
+    let gate = std::sync::Arc::new(tokio::sync::Barrier::new(clients + 1));
+    let uploads: Vec<_> = (0..clients)
+        .map(|_| {
+            tokio::spawn(chunked_upload(
+                server.http_addr(),
+                body.clone(),
+                1536 * 1024,
+                gate.clone(),
+            ))
+        })
+        .collect();
+    // Every client has sent its first 1.5 MiB (or been refused) once the gate opens.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut peak = 0.0f64;
+    let gate_passed = gate.wait();
+    tokio::pin!(gate_passed);
+    loop {
+        tokio::select! {
+            _ = &mut gate_passed => break,
+            _ = tokio::time::sleep(Duration::from_millis(10)) => {
+                peak = peak.max(inflight_bytes(&server).await);
+                assert!(Instant::now() < deadline, "clients never reached the gate");
+            }
+        }
+    }
+    peak = peak.max(inflight_bytes(&server).await);
+    let mut statuses = Vec::new();
+    for u in uploads {
+        statuses.push(u.await.unwrap());
+    }
+    statuses.sort();
+    assert!(
+        peak <= budget as f64,
+        "in flight {peak} over the budget {budget}"
+    );
+    assert!(
+        statuses.contains(&429),
+        "some uploads refused: {statuses:?}"
+    );
+    assert!(statuses.contains(&200), "some uploads stored: {statuses:?}");
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 429),
+        "{statuses:?}"
+    );
+    let stored = statuses.iter().filter(|s| **s == 200).count();
+    server.shutdown().await.unwrap();
+    assert_eq!(
+        read_store(dir.path())
+            .iter()
+            .map(|b| b.num_rows())
+            .sum::<usize>(),
+        2 * stored
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_10_mib_bad_value_is_answered_in_under_1_kib() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let ten_mib = "z".repeat(10 * 1024 * 1024);
+    // Undecodable: 400, the value echoed in the message is cut.
+    let bad = format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"x","startTimeUnixNano":"{ten_mib}"}}]}}]}}]}}"#
+    );
+    let resp = post(&server, bad.into_bytes(), "application/json", None, None).await;
+    assert_eq!(resp.status(), 400);
+    let body = resp.bytes().await.unwrap();
+    assert!(body.len() < 1024, "answer is {} bytes", body.len());
+    let status: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let message = status["message"].as_str().unwrap();
+    assert!(
+        message.contains("bytes)"),
+        "the cut says how long it was: {message}"
+    );
+
+    // A rejected span (bad trace id): partial success whose reason is cut the same way.
+    let bad = format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{ten_mib}","spanId":"0102030405060708","name":"x"}}]}}]}}]}}"#
+    );
+    let resp = post(&server, bad.into_bytes(), "application/json", None, None).await;
+    assert_eq!(resp.status(), 200);
+    let body = resp.bytes().await.unwrap();
+    assert!(body.len() < 1024, "answer is {} bytes", body.len());
+    let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(answer["partialSuccess"]["rejectedSpans"], "1");
+
+    let huge_type = format!("application/{}", "q".repeat(100_000));
+    let resp = post(&server, b"{}".to_vec(), &huge_type, None, None).await;
+    assert_eq!(resp.status(), 415);
+    assert!(resp.bytes().await.unwrap().len() < 1024);
+    server.shutdown().await.unwrap();
+}
