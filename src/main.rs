@@ -94,6 +94,9 @@ enum Command {
     Trace(analyze::cli::TraceArgs),
     /// Compare the tool catalogs and findings of two runs (TL011 catalog-drift).
     Diff(analyze::cli::DiffArgs),
+    /// Check the store: every part file decodes, the WAL matches its checkpoint, no leftover
+    /// temporary files (exit 0 healthy, 1 problems found, 2 could not run).
+    Verify(analyze::cli::VerifyArgs),
     /// Start a collector, play the sample scenarios into it and print the report.
     Demo(demo::DemoArgs),
 }
@@ -112,6 +115,7 @@ fn main() -> ExitCode {
         Command::Query(a) => analyze::cli::query(&data_dir, a),
         Command::Trace(a) => analyze::cli::trace(&data_dir, a),
         Command::Diff(a) => analyze::cli::diff(&data_dir, a),
+        Command::Verify(a) => analyze::cli::verify(&data_dir, a),
         Command::Demo(a) => demo::run(a),
     };
     match outcome {

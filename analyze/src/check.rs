@@ -7,10 +7,11 @@ use std::path::Path;
 use arrow::record_batch::RecordBatch;
 
 use crate::error::LoadError;
-use crate::load::{load_batches, load_store_parts, Projection, ScanFilter};
+use crate::load::{load_batches, scan_store, Projection, ScanFilter};
 use crate::model::{Model, SpanRow};
 use crate::policy::Policy;
 use crate::rules::{run, Context, Report, Rule, RULES};
+use crate::store::Scanned;
 
 /// The columns `rules` need on top of the base projection.
 pub fn projection_for(rules: &[&dyn Rule]) -> Projection {
@@ -39,13 +40,15 @@ pub fn check_batches(batches: &[RecordBatch], policy: &Policy) -> Result<Report,
     Ok(check_spans(spans, policy, RULES).1)
 }
 
-/// Runs `rules` over the store in `data_dir`.
+/// Runs `rules` over the store in `data_dir`; also says what was scanned. A scan that reads no
+/// span is an error ([`LoadError::NoSpans`]), never a clean report.
 pub async fn check_store(
     data_dir: &Path,
     filter: &ScanFilter,
     policy: &Policy,
     rules: &[&dyn Rule],
-) -> Result<(Model, Report), LoadError> {
-    let parts = load_store_parts(data_dir, filter, &projection_for(rules)).await?;
-    Ok(check_model(Model::from_parts(parts), policy, rules))
+) -> Result<(Model, Report, Scanned), LoadError> {
+    let scan = scan_store(data_dir, filter, &projection_for(rules)).await?;
+    let (model, report) = check_model(Model::from_parts(scan.parts), policy, rules);
+    Ok((model, report, scan.scanned))
 }

@@ -133,6 +133,22 @@ pub struct DiffArgs {
     pub fail_on: Severity,
 }
 
+/// Unreadable files as warnings on stderr, always; the scan summary too when `summary` (formats
+/// whose document does not carry it).
+fn tell_scanned(scanned: &crate::store::Scanned, summary: bool) {
+    eprint!("{}", scanned.warnings());
+    if summary {
+        eprintln!("{}", scanned.summary());
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct VerifyArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::output::VerifyFormat,
+}
+
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -207,15 +223,17 @@ pub fn check(data_dir: &Path, args: CheckArgs) -> anyhow::Result<ExitCode> {
     let selected = select_rules(&args.rules)?;
     let filter = args.scan.filter()?;
     let pb = spinner("scanning spans");
-    let (model, report) = runtime()?.block_on(crate::check::check_store(
+    let scan = runtime()?.block_on(crate::check::check_store(
         data_dir, &filter, &policy, &selected,
-    ))?;
+    ));
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
+    let (model, report, scanned) = scan?;
     // The process ends right after: freeing millions of rows one by one would only add time.
     std::mem::forget(model);
-    emit(&render(&report, args.format))?;
+    tell_scanned(&scanned, args.format != Format::Json);
+    emit(&render(&report, Some(&scanned), args.format))?;
     Ok(if report.count_at_or_above(args.fail_on) > 0 {
         ExitCode::from(1)
     } else {
@@ -265,34 +283,57 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
 pub fn report(data_dir: &Path, args: ReportArgs) -> anyhow::Result<ExitCode> {
     let filter = args.scan.filter()?;
     let pb = spinner("scanning spans");
-    let parts = runtime()?.block_on(crate::load::load_store_parts(
+    let scan = runtime()?.block_on(crate::load::scan_store(
         data_dir,
         &filter,
         &crate::load::Projection::base(),
-    ))?;
+    ));
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    let model = crate::model::Model::from_parts(parts);
-    emit(&crate::reports::render(args.kind, &model, args.format)?)?;
+    let scan = scan?;
+    let model = crate::model::Model::from_parts(scan.parts);
+    let json = args.format == crate::reports::ReportFormat::Json;
+    tell_scanned(&scan.scanned, !json);
+    emit(&crate::reports::render_scanned(
+        args.kind,
+        &model,
+        args.format,
+        Some(&scan.scanned),
+    )?)?;
     // As in `check`: the process ends here, the allocator need not walk the model.
     std::mem::forget(model);
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn query(data_dir: &Path, args: QueryArgs) -> anyhow::Result<ExitCode> {
-    let out = runtime()?.block_on(crate::query::run_query(data_dir, &args.sql, args.format))?;
+    let (out, scanned) =
+        runtime()?.block_on(crate::query::run_query(data_dir, &args.sql, args.format))?;
+    // The JSON output is the array of rows: the summary goes to stderr in every format.
+    tell_scanned(&scanned, true);
     emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn trace(data_dir: &Path, args: TraceArgs) -> anyhow::Result<ExitCode> {
     let policy = load_policy(args.policy.as_deref())?;
-    let out = runtime()?.block_on(crate::trace_view::render_trace_from_store(
+    let (out, scanned) = runtime()?.block_on(crate::trace_view::render_trace_from_store(
         data_dir, &args.id, &policy,
     ))?;
+    tell_scanned(&scanned, true);
     emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `tripline verify`: 0 healthy, 1 problems found, 2 could not run (no such dir, not a store).
+pub fn verify(data_dir: &Path, args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let report = collector::verify::verify(data_dir)?;
+    emit(&crate::output::render_verify(&report, args.format))?;
+    Ok(if report.healthy() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// `tripline diff BASELINE CANDIDATE`: TL011 catalog-drift. The global `--data-dir` is ignored.
@@ -303,6 +344,17 @@ pub fn diff(_data_dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
         pb.finish_and_clear();
     }
     let report = report?;
+    for (side, cat) in [
+        ("baseline", &report.baseline),
+        ("candidate", &report.candidate),
+    ] {
+        if let Some(scanned) = &cat.scanned {
+            eprint!("{}", scanned.warnings());
+            if args.format == crate::diff::DiffFormat::Table {
+                eprintln!("{side}: {}", scanned.summary());
+            }
+        }
+    }
     emit(&crate::diff::render(&report, args.format))?;
     Ok(ExitCode::from(crate::diff::exit_code(
         &report,

@@ -18,9 +18,10 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
 use crate::error::LoadError;
-use crate::load::{load_store, Projection, ScanFilter};
+use crate::load::{scan_store, Projection, ScanFilter};
 use crate::model::{Model, SpanId, SpanRow, ToolDef, TraceId};
 use crate::rules::{Coverage, Finding, Report, RuleDocs, Severity};
+use crate::store::Scanned;
 
 /// Rule code of catalog drift.
 pub const CODE: &str = "TL011";
@@ -98,6 +99,8 @@ pub struct RunCatalog {
     pub with_definitions: usize,
     /// Spans in the run.
     pub spans: usize,
+    /// What the store scan read (None for catalogs built from spans in memory).
+    pub scanned: Option<Scanned>,
 }
 
 impl RunCatalog {
@@ -209,14 +212,15 @@ async fn load_side(side: &'static str, path: &Path) -> Result<RunCatalog, DiffEr
             path: path.to_path_buf(),
         });
     }
-    let spans = load_store(path, &ScanFilter::default(), &Projection::base())
+    let scan = scan_store(path, &ScanFilter::default(), &Projection::base())
         .await
         .map_err(|source| DiffError::Load {
             side,
             path: path.to_path_buf(),
             source,
         })?;
-    let cat = RunCatalog::collect(spans);
+    let mut cat = RunCatalog::collect(scan.parts.into_iter().flatten().flatten().collect());
+    cat.scanned = Some(scan.scanned);
     if cat.with_definitions == 0 {
         return Err(DiffError::NoCatalog {
             side,
@@ -495,9 +499,32 @@ pub fn render_table(diff: &DiffReport) -> String {
     out
 }
 
-/// `--format json`: the `check` JSON contract (`findings` + `coverage`).
+/// `--format json`: the `check` JSON contract (`findings` + `coverage`), plus `scanned` with
+/// one object per side when both runs were read from stores.
 pub fn render_json(diff: &DiffReport) -> String {
-    crate::output::render_json(&diff.report)
+    #[derive(serde::Serialize)]
+    struct Sides<'a> {
+        baseline: &'a Scanned,
+        candidate: &'a Scanned,
+    }
+    let (Some(b), Some(c)) = (&diff.baseline.scanned, &diff.candidate.scanned) else {
+        return crate::output::render_json(&diff.report);
+    };
+    let mut v: serde_json::Value =
+        serde_json::from_str(&crate::output::render_json(&diff.report)).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert(
+            "scanned".into(),
+            serde_json::to_value(Sides {
+                baseline: b,
+                candidate: c,
+            })
+            .unwrap_or_default(),
+        );
+    }
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 /// Output formats of `tripline diff`.

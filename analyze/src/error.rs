@@ -22,11 +22,20 @@ pub enum LoadError {
         found: String,
         expected: &'static str,
     },
-    /// DataFusion failed to plan or scan.
-    #[error("scan of {path} failed: {cause}")]
+    /// DataFusion failed to plan or scan (a file whose footer was fine but whose data is not).
+    #[error("scan of {path} failed: {cause}; run `tripline verify` to find a damaged file")]
     Scan {
         path: String,
         cause: datafusion::error::DataFusionError,
+    },
+    /// The scan read no span; the cause says why (missing or empty store, filter, ...).
+    #[error(transparent)]
+    NoSpans(#[from] crate::store::NoSpans),
+    /// The part files of the store cannot be listed.
+    #[error("cannot list the part files under {path}: {source}; check its permissions")]
+    List {
+        path: PathBuf,
+        source: std::io::Error,
     },
     /// Arrow failed while reading a batch.
     #[error("reading spans failed: {0}")]

@@ -13,10 +13,7 @@ use std::sync::Arc;
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use chrono::{DateTime, Datelike, Timelike, Utc};
-use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
+use datafusion::datasource::MemTable;
 use datafusion::prelude::{cast, col, lit, Expr, SessionContext};
 use datafusion::scalar::ScalarValue;
 use futures::StreamExt;
@@ -25,6 +22,7 @@ use schemas::schema::col as c;
 use crate::error::LoadError;
 use crate::model::from_batch::RowReader;
 use crate::model::span::{SpanRow, TraceId};
+use crate::store::{Scanned, Snapshot};
 
 /// Name of the table registered for SQL (`tripline query`).
 pub const TABLE: &str = "spans";
@@ -167,6 +165,45 @@ impl ScanFilter {
     }
 }
 
+impl ScanFilter {
+    /// Whether a `date=` / `hour=` partition can hold spans within the time bounds.
+    pub fn admits_partition(&self, date: &str, hour: &str) -> bool {
+        let Ok(hour) = hour.parse::<i32>() else {
+            return true;
+        };
+        let after = |ns: i64| {
+            partition_of(ns).is_none_or(|(d, h)| date > d.as_str() || (date == d && hour >= h))
+        };
+        let before = |ns: i64| {
+            partition_of(ns).is_none_or(|(d, h)| date < d.as_str() || (date == d && hour <= h))
+        };
+        self.since_ns.is_none_or(after) && self.until_ns.is_none_or(before)
+    }
+
+    /// The filter as the flags that express it (`--since 2026-11-30T00:00:00Z --service x`).
+    pub fn describe(&self) -> String {
+        let time = |ns: i64| DateTime::<Utc>::from_timestamp_nanos(ns).to_rfc3339();
+        let mut parts = Vec::new();
+        if let Some(ns) = self.since_ns {
+            parts.push(format!("--since {}", time(ns)));
+        }
+        if let Some(ns) = self.until_ns {
+            parts.push(format!("--until {}", time(ns)));
+        }
+        if let Some(s) = &self.service {
+            parts.push(format!("--service {s}"));
+        }
+        if let Some(t) = &self.trace {
+            parts.push(format!("--trace {t}"));
+        }
+        if parts.is_empty() {
+            "the scan".to_string()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
 /// The `date=` / `hour=` partition a timestamp falls in (UTC, hour not zero-padded).
 fn partition_of(ns: i64) -> Option<(String, i32)> {
     let t = DateTime::<Utc>::from_timestamp_nanos(ns);
@@ -198,60 +235,28 @@ pub fn parse_time(s: &str, now: DateTime<Utc>) -> Result<i64, LoadError> {
         .ok_or_else(bad)
 }
 
-/// Registers the store under `<data_dir>/spans/` as table [`TABLE`] with the explicit schema.
-/// Returns `false` (and registers nothing) when the store has no `spans/` directory yet.
-pub async fn register_store(ctx: &SessionContext, data_dir: &Path) -> Result<bool, LoadError> {
-    if !data_dir.is_dir() {
-        return Err(LoadError::MissingDataDir(data_dir.to_path_buf()));
-    }
-    let spans_dir = data_dir.join("spans");
-    if !spans_dir.is_dir() {
-        return Ok(false);
-    }
-    let path = format!("{}/", spans_dir.display());
-    let scan_err = |cause| LoadError::Scan {
-        path: path.clone(),
-        cause,
-    };
-    let url = ListingTableUrl::parse(&path).map_err(scan_err)?;
-    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
-        .with_file_extension(".parquet")
-        .with_table_partition_cols(
-            PARTITION_COLUMNS
-                .iter()
-                .map(|p| (p.to_string(), DataType::Utf8))
-                .collect(),
-        );
-    let config = ListingTableConfig::new(url)
-        .with_listing_options(options)
-        .with_schema(schemas::span_schema());
-    let table = ListingTable::try_new(config).map_err(scan_err)?;
-    ctx.register_table(TABLE, Arc::new(table))
-        .map_err(scan_err)?;
-    Ok(true)
+/// A scan of the store: the rows (one part per scanned batch, every slot `Some`, unordered;
+/// [`crate::model::Model::from_parts`] takes this shape without moving rows twice) and what was
+/// scanned.
+#[derive(Debug)]
+pub struct StoreScan {
+    pub parts: Vec<Vec<Option<SpanRow>>>,
+    pub scanned: Scanned,
 }
 
-/// Scans the store with `filter`, reading only `projection`'s columns.
-pub async fn load_store(
+/// Scans the store with `filter`, reading only `projection`'s columns: the readable part files
+/// plus the acknowledged spans still in the WAL. Unreadable files are skipped and listed in
+/// [`Scanned::unreadable_files`]. A scan that reads no span is [`LoadError::NoSpans`] with its
+/// likely cause.
+pub async fn scan_store(
     data_dir: &Path,
     filter: &ScanFilter,
     projection: &Projection,
-) -> Result<Vec<SpanRow>, LoadError> {
-    let parts = load_store_parts(data_dir, filter, projection).await?;
-    Ok(parts.into_iter().flatten().flatten().collect())
-}
-
-/// [`load_store`] as the scan produces it: one part per scanned batch, every slot `Some`, unordered.
-/// [`crate::model::Model::from_parts`] takes this shape without moving rows twice.
-pub async fn load_store_parts(
-    data_dir: &Path,
-    filter: &ScanFilter,
-    projection: &Projection,
-) -> Result<Vec<Vec<Option<SpanRow>>>, LoadError> {
+) -> Result<StoreScan, LoadError> {
+    let snapshot = Snapshot::take(data_dir)?;
+    snapshot.require_data()?;
     let ctx = SessionContext::new();
-    if !register_store(&ctx, data_dir).await? {
-        return Ok(Vec::new());
-    }
+    snapshot.register(&ctx).await?;
     let path = data_dir.join("spans").display().to_string();
     let scan_err = |cause| LoadError::Scan {
         path: path.clone(),
@@ -297,7 +302,51 @@ pub async fn load_store_parts(
         })??;
         parts.extend(part);
     }
-    Ok(parts)
+    let spans: u64 = parts.iter().map(|p| p.len() as u64).sum();
+    if spans == 0 {
+        return Err(LoadError::NoSpans(snapshot.diagnose(filter)));
+    }
+    let wal_spans = wal_spans_matching(&ctx, &snapshot, filter)
+        .await
+        .map_err(scan_err)?;
+    Ok(StoreScan {
+        parts,
+        scanned: Scanned {
+            files: snapshot.files_selected(filter),
+            spans,
+            wal_spans,
+            unreadable_files: snapshot.all_unreadable(),
+        },
+    })
+}
+
+/// How many of the WAL tail's spans pass `filter`.
+async fn wal_spans_matching(
+    ctx: &SessionContext,
+    snapshot: &Snapshot,
+    filter: &ScanFilter,
+) -> datafusion::error::Result<u64> {
+    let exprs = filter.exprs();
+    if snapshot.wal_batches.is_empty() || exprs.is_empty() {
+        return Ok(snapshot.wal_spans());
+    }
+    let schema = snapshot.wal_batches[0].schema();
+    let mem = MemTable::try_new(schema, vec![snapshot.wal_batches.clone()])?;
+    let mut df = ctx.read_table(Arc::new(mem))?;
+    for e in exprs {
+        df = df.filter(e)?;
+    }
+    Ok(df.count().await? as u64)
+}
+
+/// Scans the store with `filter`, reading only `projection`'s columns (see [`scan_store`]).
+pub async fn load_store(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    projection: &Projection,
+) -> Result<Vec<SpanRow>, LoadError> {
+    let scan = scan_store(data_dir, filter, projection).await?;
+    Ok(scan.parts.into_iter().flatten().flatten().collect())
 }
 
 /// Converts record batches (canonical schema, possibly projected) into span rows; the same code

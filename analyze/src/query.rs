@@ -11,15 +11,14 @@ use comfy_table::Table;
 use datafusion::prelude::SessionContext;
 
 use crate::cli::QueryFormat;
-use crate::load::{register_store, TABLE};
+use crate::load::TABLE;
+use crate::store::{Scanned, Snapshot};
 
 /// Running a query failed.
 #[derive(Debug, thiserror::Error)]
 pub enum QueryError {
     #[error(transparent)]
     Load(#[from] crate::error::LoadError),
-    #[error("the store in {0} has no spans yet; ingest or collect some first")]
-    Empty(String),
     #[error("query failed: {0}; the table is `spans`, see `tripline query 'DESCRIBE spans'`")]
     Sql(datafusion::error::DataFusionError),
     #[error("cannot format the result: {0}")]
@@ -32,19 +31,27 @@ impl From<datafusion::error::DataFusionError> for QueryError {
     }
 }
 
-/// Runs `sql` and renders the result.
+/// Runs `sql` and renders the result; also says what table `spans` held (every readable part
+/// file plus the acknowledged spans still in the WAL). A store with no span is an error with its
+/// cause; a query that selects no row from a non-empty store is not.
 pub async fn run_query(
     data_dir: &Path,
     sql: &str,
     format: QueryFormat,
-) -> Result<String, QueryError> {
+) -> Result<(String, Scanned), QueryError> {
+    let snapshot = Snapshot::take(data_dir)?;
+    snapshot.require_data()?;
     let ctx = SessionContext::new();
-    if !register_store(&ctx, data_dir).await? {
-        return Err(QueryError::Empty(data_dir.display().to_string()));
-    }
+    snapshot.register(&ctx).await?;
     let df = ctx.sql(sql).await?;
     let batches = df.collect().await?;
-    render_batches(&batches, format)
+    let scanned = Scanned {
+        files: snapshot.files.len(),
+        spans: snapshot.total_spans(),
+        wal_spans: snapshot.wal_spans(),
+        unreadable_files: snapshot.all_unreadable(),
+    };
+    Ok((render_batches(&batches, format)?, scanned))
 }
 
 /// Renders batches as a table, JSON (array of objects) or CSV.

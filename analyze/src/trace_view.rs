@@ -10,11 +10,12 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::error::LoadError;
-use crate::load::{load_store, Projection, ScanFilter};
+use crate::load::{load_store, scan_store, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, TraceId};
 use crate::policy::Policy;
 use crate::rules::{run, Context, Finding, Report, RULES};
+use crate::store::Scanned;
 
 /// Rendering a trace failed.
 #[derive(Debug, thiserror::Error)]
@@ -25,12 +26,14 @@ pub enum TraceError {
     NotFound(String),
 }
 
-/// Loads trace `id` and its time window from the store, runs the rules and renders the tree.
+/// Loads trace `id` and its time window from the store, runs the rules and renders the tree;
+/// also says what the window scan read. A trace that is not in the store is an error naming the
+/// store's size (or why the store is empty).
 pub async fn render_trace_from_store(
     data_dir: &Path,
     id: &str,
     policy: &Policy,
-) -> Result<String, TraceError> {
+) -> Result<(String, Scanned), TraceError> {
     let trace = TraceId::parse_hex(id).ok_or_else(|| LoadError::BadTraceId(id.to_string()))?;
     let projection = crate::check::projection_for(RULES);
     let own = load_store(
@@ -53,11 +56,12 @@ pub async fn render_trace_from_store(
         until_ns: Some(hi.saturating_add(SKEW_NS)),
         ..ScanFilter::default()
     };
-    let mut spans = load_store(data_dir, &window, &projection).await?;
+    let scan = scan_store(data_dir, &window, &projection).await?;
+    let mut spans: Vec<_> = scan.parts.into_iter().flatten().flatten().collect();
     spans.extend(own);
     let model = Model::build(spans);
     let report = run(RULES, &Context::new(&model, policy));
-    Ok(render_trace(&model, &report, trace))
+    Ok((render_trace(&model, &report, trace), scan.scanned))
 }
 
 /// Renders the stitched tree containing `trace`.

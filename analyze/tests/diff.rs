@@ -259,15 +259,20 @@ fn missing_dir_is_an_error_naming_it() {
 #[test]
 fn a_store_without_tool_definitions_is_an_error_not_no_drift() {
     let b = store("baseline");
-    let empty = tempfile::tempdir().unwrap();
-    let e = run(b.path(), empty.path()).unwrap_err();
+    // Spans, but no model call captured tool definitions (the TL004 rule fixture).
+    let blind = tempfile::tempdir().unwrap();
+    write_parquet(
+        blind.path(),
+        &common::batch_from_json(&common::fixtures_dir().join("TL004.json")),
+    );
+    let e = run(b.path(), blind.path()).unwrap_err();
     assert!(
         matches!(
             e,
             DiffError::NoCatalog {
                 side: "candidate",
                 model_calls: 0,
-                spans: 0,
+                spans: 15,
                 ..
             }
         ),
@@ -275,7 +280,31 @@ fn a_store_without_tool_definitions_is_an_error_not_no_drift() {
     );
     assert!(e
         .to_string()
-        .contains("has no model call with gen_ai.tool.definitions (0 model calls, 0 spans)"));
+        .contains("has no model call with gen_ai.tool.definitions (0 model calls, 15 spans)"));
+}
+
+/// Changed deliberately with the scan diagnostics: a directory that is not a store used to be
+/// reported as "no tool definitions (0 spans)"; now the scan itself fails and says why.
+#[test]
+fn a_directory_that_is_not_a_store_is_an_error_saying_so() {
+    let b = store("baseline");
+    let empty = tempfile::tempdir().unwrap();
+    let e = run(b.path(), empty.path()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            DiffError::Load {
+                side: "candidate",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("no spans/ directory in")
+            && e.to_string().contains("not a tripline store"),
+        "{e}"
+    );
 }
 
 // In-memory catalogs: every kind of definition change, scope changes, fallbacks.

@@ -53,6 +53,15 @@ fn count(dir: &Path, filter: ScanFilter) -> usize {
         .len()
 }
 
+/// The error of a scan that reads nothing.
+fn no_spans(dir: &Path, filter: ScanFilter) -> String {
+    let e = rt()
+        .block_on(load_store(dir, &filter, &Projection::base()))
+        .unwrap_err();
+    assert!(matches!(e, analyze::error::LoadError::NoSpans(_)), "{e}");
+    e.to_string()
+}
+
 #[test]
 fn filters_are_pushed_down_and_partitions_pruned() {
     let (dir, a, b) = store();
@@ -78,7 +87,14 @@ fn filters_are_pushed_down_and_partitions_pruned() {
         chrono::Utc::now(),
     )
     .unwrap();
-    assert_eq!(count(dir.path(), until), 0);
+    // A filter that excludes everything is an error naming it, not an empty result.
+    assert_eq!(
+        no_spans(dir.path(), until),
+        format!(
+            "no span matches --until 2026-11-30T00:53:00+00:00; the store holds {} span(s) without this filter",
+            na + nb
+        )
+    );
     let in_memory = load_batches(&[a.clone(), b.clone()]).unwrap();
     let servers = in_memory
         .iter()
@@ -104,7 +120,7 @@ fn filters_are_pushed_down_and_partitions_pruned() {
 fn store_and_in_memory_paths_report_the_same() {
     let (dir, a, b) = store();
     let policy = Policy::load(&common::fixtures_dir().join("policy.toml")).unwrap();
-    let (_, from_store) = rt()
+    let (_, from_store, scanned) = rt()
         .block_on(check_store(
             dir.path(),
             &ScanFilter::default(),
@@ -112,6 +128,12 @@ fn store_and_in_memory_paths_report_the_same() {
             RULES,
         ))
         .unwrap();
+    assert_eq!(
+        (scanned.files, scanned.spans),
+        (2, (a.num_rows() + b.num_rows()) as u64)
+    );
+    assert_eq!(scanned.wal_spans, 0);
+    assert!(scanned.unreadable_files.is_empty());
     let (_, in_memory) = check_spans(load_batches(&[a, b]).unwrap(), &policy, RULES);
     assert_eq!(from_store.findings, in_memory.findings);
     assert_eq!(from_store.coverage, in_memory.coverage);
@@ -122,10 +144,20 @@ fn store_and_in_memory_paths_report_the_same() {
     );
 }
 
+/// Changed deliberately with the scan diagnostics: an empty store used to load zero rows (and
+/// `check` printed "no findings"); now a scan that reads nothing is an error with its cause.
 #[test]
-fn an_empty_store_loads_nothing_and_a_missing_one_is_an_error() {
+fn an_empty_store_and_a_missing_one_are_errors() {
     let dir = tempfile::tempdir().unwrap();
-    assert_eq!(count(dir.path(), ScanFilter::default()), 0);
+    assert!(
+        no_spans(dir.path(), ScanFilter::default()).starts_with(&format!(
+            "no spans/ directory in {}: this is not a tripline store",
+            dir.path().display()
+        ))
+    );
+    std::fs::create_dir(dir.path().join("spans")).unwrap();
+    assert!(no_spans(dir.path(), ScanFilter::default())
+        .starts_with(&format!("the store in {} is empty", dir.path().display())));
     let missing = dir.path().join("nope");
     let err = rt()
         .block_on(load_store(

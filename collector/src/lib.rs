@@ -28,6 +28,7 @@ pub mod request;
 pub mod server;
 pub mod shutdown;
 pub mod telemetry;
+pub mod verify;
 pub mod wal;
 
 pub use config::{FsyncPolicy, PipelineConfig, ServerConfig};

@@ -1,20 +1,31 @@
-//! `check --format json`: the stable contract of DESIGN.md (`findings` + `coverage`).
+//! `check --format json`: the stable contract (`findings` + `coverage`, plus `scanned` when the
+//! report comes from a store scan: files, spans, WAL spans and unreadable files).
 
 use serde::Serialize;
 
 use crate::rules::{Coverage, Finding, Report};
+use crate::store::Scanned;
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
     findings: &'a [Finding],
     coverage: &'a [Coverage],
+    /// What the store scan read; absent for reports over in-memory batches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scanned: Option<&'a Scanned>,
 }
 
 /// Pretty-printed JSON, newline-terminated.
 pub fn render_json(report: &Report) -> String {
+    render_json_with(report, None)
+}
+
+/// [`render_json`] plus the `scanned` object of a store scan.
+pub fn render_json_with(report: &Report, scanned: Option<&Scanned>) -> String {
     let doc = JsonReport {
         findings: &report.findings,
         coverage: &report.coverage,
+        scanned,
     };
     // Serialising plain structs of strings and numbers cannot fail.
     let mut s =

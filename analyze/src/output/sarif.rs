@@ -6,6 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::rules::{Report, Severity, RULES};
+use crate::store::Scanned;
 
 fn level(s: Severity) -> &'static str {
     match s {
@@ -17,6 +18,11 @@ fn level(s: Severity) -> &'static str {
 
 /// The SARIF log, pretty-printed, newline-terminated.
 pub fn render_sarif(report: &Report) -> String {
+    render_sarif_with(report, None)
+}
+
+/// [`render_sarif`] with what the store scan read in the run's property bag (`scanned`).
+pub fn render_sarif_with(report: &Report, scanned: Option<&Scanned>) -> String {
     let rules: Vec<Value> = RULES
         .iter()
         .map(|r| {
@@ -80,7 +86,7 @@ pub fn render_sarif(report: &Report) -> String {
                 }
             },
             "results": results,
-            "properties": { "coverage": report.coverage },
+            "properties": { "coverage": report.coverage, "scanned": scanned },
         }]
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();

@@ -16,6 +16,7 @@ use comfy_table::{ContentArrangement, Table};
 use serde::Serialize;
 
 use crate::model::Model;
+use crate::store::Scanned;
 
 /// Which report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -55,21 +56,29 @@ pub fn render(
     model: &Model,
     format: ReportFormat,
 ) -> Result<String, ReportError> {
+    render_scanned(kind, model, format, None)
+}
+
+/// [`render`] with what the store scan read: a `scanned` object in JSON (the table view leaves
+/// it to the CLI's stderr summary).
+pub fn render_scanned(
+    kind: ReportKind,
+    model: &Model,
+    format: ReportFormat,
+    scanned: Option<&Scanned>,
+) -> Result<String, ReportError> {
+    let out = Output { format, scanned };
     match kind {
-        ReportKind::Tools => output(&tools::build(model), format, "tools", tools::table),
-        ReportKind::Conversations => output(
+        ReportKind::Tools => out.render(&tools::build(model), "tools", tools::table),
+        ReportKind::Conversations => out.render(
             &conversations::build(model),
-            format,
             "conversations",
             conversations::table,
         ),
-        ReportKind::Guardrails => output(
-            &guardrails::build(model),
-            format,
-            "guardrails",
-            guardrails::table,
-        ),
-        ReportKind::Skills => output(&skills::build(model), format, "skills", skills::table),
+        ReportKind::Guardrails => {
+            out.render(&guardrails::build(model), "guardrails", guardrails::table)
+        }
+        ReportKind::Skills => out.render(&skills::build(model), "skills", skills::table),
     }
 }
 
@@ -80,17 +89,37 @@ pub struct Report<R> {
     pub notes: Vec<String>,
 }
 
-fn output<R: Serialize>(
-    report: &Report<R>,
+/// How a report is written out.
+struct Output<'a> {
     format: ReportFormat,
-    kind: &'static str,
-    table: fn(&Report<R>) -> String,
-) -> Result<String, ReportError> {
-    match format {
-        ReportFormat::Table => Ok(table(report)),
-        ReportFormat::Json => serde_json::to_string_pretty(report)
+    scanned: Option<&'a Scanned>,
+}
+
+/// A report's JSON: its rows and notes, plus `scanned` after a store scan.
+#[derive(Serialize)]
+struct JsonDoc<'a, R: Serialize> {
+    #[serde(flatten)]
+    report: &'a Report<R>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scanned: Option<&'a Scanned>,
+}
+
+impl Output<'_> {
+    fn render<R: Serialize>(
+        &self,
+        report: &Report<R>,
+        kind: &'static str,
+        table: fn(&Report<R>) -> String,
+    ) -> Result<String, ReportError> {
+        match self.format {
+            ReportFormat::Table => Ok(table(report)),
+            ReportFormat::Json => serde_json::to_string_pretty(&JsonDoc {
+                report,
+                scanned: self.scanned,
+            })
             .map(|s| s + "\n")
             .map_err(|source| ReportError::Json { kind, source }),
+        }
     }
 }
 

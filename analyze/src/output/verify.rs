@@ -1,0 +1,56 @@
+//! `tripline verify`: the store check as a short text report or JSON (the
+//! `collector::verify::VerifyReport` fields plus `healthy`).
+
+use std::fmt::Write;
+
+use collector::verify::VerifyReport;
+
+/// Output formats of `tripline verify`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VerifyFormat {
+    Table,
+    Json,
+}
+
+/// Renders a verify report, newline-terminated.
+pub fn render_verify(report: &VerifyReport, format: VerifyFormat) -> String {
+    match format {
+        VerifyFormat::Json => {
+            let mut v = serde_json::to_value(report).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.insert("healthy".into(), report.healthy().into());
+            }
+            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        VerifyFormat::Table => {
+            let mut out = String::new();
+            let _ = writeln!(
+                out,
+                "{}: {} part file(s), {} row(s) decoded; {} WAL segment(s), {} record(s) not yet in Parquet; writer {}",
+                report.data_dir.display(),
+                report.part_files,
+                report.rows,
+                report.wal_segments,
+                report.wal_records_above_checkpoint,
+                if report.writer_running { "running (LOCK held)" } else { "not running" }
+            );
+            for p in &report.in_progress {
+                let _ = writeln!(out, "in progress: {}", p.display());
+            }
+            for n in &report.notes {
+                let _ = writeln!(out, "note: {n}");
+            }
+            if report.problems.is_empty() {
+                let _ = writeln!(out, "healthy");
+            } else {
+                let _ = writeln!(out, "{} problem(s):", report.problems.len());
+                for p in &report.problems {
+                    let _ = writeln!(out, "  {}: {}", p.path.display(), p.problem);
+                }
+            }
+            out
+        }
+    }
+}

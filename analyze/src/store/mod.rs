@@ -1,0 +1,339 @@
+//! A snapshot of the store, taken before every scan: which part files are readable (footer
+//! checked), which are not (named, skipped), and which acknowledged spans are still only in the
+//! WAL. Every command that reads the store goes through it, so each can say what it scanned and
+//! none reports health it did not see: a scan of nothing is an error with its likely cause
+//! ([`NoSpans`]), never an empty, clean report.
+//!
+//! The snapshot registers table `spans` for DataFusion: the Hive-partitioned Parquet files with
+//! the explicit canonical schema (listing only the validated files, see [`allowlist`]), plus the
+//! WAL tail ([`wal_tail`]) with the same columns, as one table.
+
+mod allowlist;
+mod empty;
+pub mod wal_tail;
+
+pub use empty::NoSpans;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::record_batch::RecordBatch;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::datasource::{MemTable, TableProvider};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::object_store::local::LocalFileSystem;
+use datafusion::prelude::SessionContext;
+use serde::Serialize;
+
+use crate::error::LoadError;
+use crate::load::{ScanFilter, PARTITION_COLUMNS, TABLE};
+use wal_tail::WalTail;
+
+/// A file that could not be read, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    pub path: String,
+    pub error: String,
+}
+
+/// What a command scanned (`"scanned"` in JSON output, a summary line on stderr otherwise).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Scanned {
+    /// Readable part files the scan covered (those in partitions the time filter selects).
+    pub files: usize,
+    /// Spans read (after the filters), including `wal_spans`.
+    pub spans: u64,
+    /// Of those, acknowledged spans read from the WAL (not yet in a committed part file).
+    pub wal_spans: u64,
+    /// Part files (and WAL segments) that could not be read and were skipped.
+    pub unreadable_files: Vec<Unreadable>,
+}
+
+impl Scanned {
+    /// One line for stderr: `scanned 120 spans in 3 part files (+ 7 from the WAL)`.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "scanned {} span(s) in {} part file(s)",
+            self.spans, self.files
+        );
+        if self.wal_spans > 0 {
+            s.push_str(&format!(
+                ", {} of them acknowledged but still in the WAL (not yet committed to Parquet)",
+                self.wal_spans
+            ));
+        }
+        if !self.unreadable_files.is_empty() {
+            s.push_str(&format!(
+                "; {} file(s) could not be read and were skipped",
+                self.unreadable_files.len()
+            ));
+        }
+        s
+    }
+
+    /// One `warning:` line per unreadable file, for stderr.
+    pub fn warnings(&self) -> String {
+        self.unreadable_files
+            .iter()
+            .map(|u| format!("warning: skipped {}: {}\n", u.path, u.error))
+            .collect()
+    }
+}
+
+/// A readable part file.
+#[derive(Clone, Debug)]
+pub struct PartInfo {
+    pub path: PathBuf,
+    pub rows: u64,
+    /// `(date, hour)` from its `date=…/hour=…` directories.
+    pub partition: Option<(String, String)>,
+    pub wal: Option<collector::verify::WalRange>,
+}
+
+/// The store as it was when the snapshot was taken.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub data_dir: PathBuf,
+    /// `<data_dir>/spans`, canonical.
+    spans_dir: Option<PathBuf>,
+    pub files: Vec<PartInfo>,
+    /// Part files whose footer cannot be read.
+    pub unreadable: Vec<Unreadable>,
+    /// WAL rows no snapshot file holds, with the partition columns.
+    pub wal_batches: Vec<RecordBatch>,
+    /// WAL segments or records that cannot be read.
+    pub wal_problems: Vec<Unreadable>,
+}
+
+impl Snapshot {
+    /// Reads the WAL tail, then lists and validates the part files (in that order, so a file
+    /// committed in between is de-duplicated against the WAL and nothing falls between the two).
+    pub fn take(data_dir: &Path) -> Result<Snapshot, LoadError> {
+        if !data_dir.is_dir() {
+            return Err(LoadError::MissingDataDir(data_dir.to_path_buf()));
+        }
+        let tail = WalTail::read(data_dir);
+        let paths = collector::verify::part_files(data_dir).map_err(|e| LoadError::List {
+            path: data_dir.join("spans"),
+            source: e,
+        })?;
+        let spans_dir = data_dir.join("spans").canonicalize().ok();
+        let mut files = Vec::with_capacity(paths.len());
+        let mut unreadable = Vec::new();
+        for path in paths {
+            match collector::verify::read_footer(&path) {
+                Ok(footer) => files.push(PartInfo {
+                    partition: partition_of_path(&path),
+                    rows: footer.rows,
+                    wal: footer.wal,
+                    path,
+                }),
+                Err(e) => unreadable.push(Unreadable {
+                    path: path.display().to_string(),
+                    error: format!("not a readable Parquet file ({e})"),
+                }),
+            }
+        }
+        let (wal_batches, mut wal_problems) = tail.uncommitted(&files, &table_schema());
+        wal_problems.splice(0..0, tail.problems);
+        Ok(Snapshot {
+            data_dir: data_dir.to_path_buf(),
+            spans_dir,
+            files,
+            unreadable,
+            wal_batches,
+            wal_problems,
+        })
+    }
+
+    /// Spans in the readable part files.
+    pub fn file_spans(&self) -> u64 {
+        self.files.iter().map(|f| f.rows).sum()
+    }
+
+    /// Acknowledged spans only in the WAL.
+    pub fn wal_spans(&self) -> u64 {
+        self.wal_batches.iter().map(|b| b.num_rows() as u64).sum()
+    }
+
+    /// Every span in table `spans`, unfiltered.
+    pub fn total_spans(&self) -> u64 {
+        self.file_spans() + self.wal_spans()
+    }
+
+    /// Unreadable part files and WAL damage, for output.
+    pub fn all_unreadable(&self) -> Vec<Unreadable> {
+        self.unreadable
+            .iter()
+            .chain(&self.wal_problems)
+            .cloned()
+            .collect()
+    }
+
+    /// Readable part files in the partitions `filter`'s time bounds select.
+    pub fn files_selected(&self, filter: &ScanFilter) -> usize {
+        self.files
+            .iter()
+            .filter(|f| match &f.partition {
+                Some((date, hour)) => filter.admits_partition(date, hour),
+                None => true,
+            })
+            .count()
+    }
+
+    /// Fails when there is nothing readable to scan: no spans at all, or every part file
+    /// unreadable. Call before scanning; [`Snapshot::diagnose`] explains a scan that read nothing.
+    pub fn require_data(&self) -> Result<(), LoadError> {
+        if self.files.is_empty() && !self.unreadable.is_empty() {
+            return Err(LoadError::NoSpans(NoSpans::AllUnreadable {
+                data_dir: self.data_dir.clone(),
+                files: self.unreadable.len(),
+                wal_spans: self.wal_spans(),
+            }));
+        }
+        if self.total_spans() == 0 {
+            return Err(LoadError::NoSpans(empty::diagnose_empty(self)));
+        }
+        Ok(())
+    }
+
+    /// Why a scan with `filter` read no span.
+    pub fn diagnose(&self, filter: &ScanFilter) -> NoSpans {
+        if let Err(LoadError::NoSpans(cause)) = self.require_data() {
+            return cause;
+        }
+        NoSpans::FilterMatchedNothing {
+            filter: filter.describe(),
+            total: self.total_spans(),
+        }
+    }
+
+    /// Registers table [`TABLE`]: the validated part files plus the WAL tail.
+    pub async fn register(&self, ctx: &SessionContext) -> Result<(), LoadError> {
+        let parquet = match &self.spans_dir {
+            Some(dir) if !self.files.is_empty() => Some(self.listing_table(ctx, dir)?),
+            _ => None,
+        };
+        let scan_err = |cause| LoadError::Scan {
+            path: self.data_dir.display().to_string(),
+            cause,
+        };
+        let wal: Option<Arc<dyn TableProvider>> = if self.wal_batches.is_empty() {
+            None
+        } else {
+            let schema = parquet.as_ref().map_or_else(table_schema, |p| p.schema());
+            let mem =
+                MemTable::try_new(schema, vec![self.wal_batches.clone()]).map_err(scan_err)?;
+            Some(Arc::new(mem))
+        };
+        let table: Arc<dyn TableProvider> = match (parquet, wal) {
+            (Some(p), None) => p,
+            (None, Some(w)) => w,
+            (Some(p), Some(w)) => {
+                let df = ctx
+                    .read_table(p)
+                    .and_then(|p| ctx.read_table(w).and_then(|w| p.union(w)))
+                    .map_err(scan_err)?;
+                df.into_view()
+            }
+            (None, None) => MemTable::try_new(table_schema(), vec![vec![]])
+                .map(|m| Arc::new(m) as Arc<dyn TableProvider>)
+                .map_err(scan_err)?,
+        };
+        ctx.register_table(TABLE, table).map_err(scan_err)?;
+        Ok(())
+    }
+
+    fn listing_table(
+        &self,
+        ctx: &SessionContext,
+        spans_dir: &Path,
+    ) -> Result<Arc<dyn TableProvider>, LoadError> {
+        let path = format!("{}/", spans_dir.display());
+        let scan_err = |cause| LoadError::Scan {
+            path: path.clone(),
+            cause,
+        };
+        // Only the files validated above are listed (see `allowlist`).
+        let allowed: HashSet<_> = self
+            .files
+            .iter()
+            .filter_map(|f| {
+                let rel = f.path.strip_prefix(&self.data_dir).ok()?;
+                let rel = rel.strip_prefix("spans").ok()?;
+                datafusion::object_store::path::Path::from_absolute_path(spans_dir.join(rel)).ok()
+            })
+            .collect();
+        let store = allowlist::AllowListed::new(Arc::new(LocalFileSystem::new()), allowed);
+        ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
+        let url = ListingTableUrl::parse(&path).map_err(scan_err)?;
+        let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
+            .with_file_extension(".parquet")
+            .with_table_partition_cols(
+                PARTITION_COLUMNS
+                    .iter()
+                    .map(|p| (p.to_string(), DataType::Utf8))
+                    .collect(),
+            );
+        let config = ListingTableConfig::new(url)
+            .with_listing_options(options)
+            .with_schema(schemas::span_schema());
+        Ok(Arc::new(ListingTable::try_new(config).map_err(scan_err)?))
+    }
+}
+
+/// The canonical schema plus the partition columns, as the listing table declares them.
+fn table_schema() -> SchemaRef {
+    let base = schemas::span_schema();
+    let mut fields: Vec<Arc<Field>> = base.fields().iter().cloned().collect();
+    for p in PARTITION_COLUMNS {
+        fields.push(Arc::new(Field::new(p, DataType::Utf8, false)));
+    }
+    Arc::new(Schema::new_with_metadata(fields, base.metadata().clone()))
+}
+
+/// `(date, hour)` of a part file from its `date=…/hour=…` parent directories.
+fn partition_of_path(path: &Path) -> Option<(String, String)> {
+    let hour = path.parent()?;
+    let date = hour.parent()?;
+    let h = hour.file_name()?.to_str()?.strip_prefix("hour=")?;
+    let d = date.file_name()?.to_str()?.strip_prefix("date=")?;
+    Some((d.to_string(), h.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_comes_from_the_two_parent_directories() {
+        assert_eq!(
+            partition_of_path(Path::new("/d/spans/date=2026-11-30/hour=7/part-x.parquet")),
+            Some(("2026-11-30".into(), "7".into()))
+        );
+        assert_eq!(partition_of_path(Path::new("/d/spans/x.parquet")), None);
+    }
+
+    #[test]
+    fn summary_names_what_was_read_and_skipped() {
+        let s = Scanned {
+            files: 3,
+            spans: 120,
+            wal_spans: 7,
+            unreadable_files: vec![Unreadable {
+                path: "p".into(),
+                error: "bad".into(),
+            }],
+        };
+        assert_eq!(
+            s.summary(),
+            "scanned 120 span(s) in 3 part file(s), 7 of them acknowledged but still in the WAL (not yet committed to Parquet); 1 file(s) could not be read and were skipped"
+        );
+        assert_eq!(s.warnings(), "warning: skipped p: bad\n");
+    }
+}

@@ -1,0 +1,584 @@
+//! `tripline verify`: is this store intact? Every committed part file is decoded in full and its
+//! metadata checked, the WAL is read frame by frame against its checkpoint, and leftover
+//! temporary files are listed, so a damaged store is found before a query silently skips data.
+//!
+//! The building blocks ([`part_files`], [`read_footer`], [`scan_wal`], [`writer_lock_held`]) are
+//! also how the analyzer takes its snapshot of a store: it validates footers before a scan and
+//! reads the acknowledged rows that are still only in the WAL. They only ever read: nothing here
+//! opens a file for writing, truncates a torn tail or removes a temporary file (the collector does
+//! that on start), so they are safe to run next to a running collector.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use serde::Serialize;
+
+use crate::layout::{SPANS_DIR, WAL_DIR};
+use crate::parquet_writer::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
+use crate::wal::checkpoint::Checkpoint;
+use crate::wal::frame::{self, Frame};
+
+/// Name of the writers' lock file below the data dir (held with `flock` by a running collector
+/// or import).
+pub const LOCK_FILE: &str = "LOCK";
+/// Suffix of a part file being written (see [`crate::layout`]).
+const TMP_SUFFIX: &str = ".parquet.tmp";
+
+/// The committed part files under `<data_dir>/spans`: every `*.parquet` file that is not hidden,
+/// sorted by path. Empty when there is no `spans/` directory.
+pub fn part_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let root = data_dir.join(SPANS_DIR);
+    if !root.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
+        let entry = match entry {
+            Ok(e) => e,
+            // A partition directory removed while we walk: nothing to read there.
+            Err(e)
+                if e.io_error().map(std::io::Error::kind) == Some(std::io::ErrorKind::NotFound) =>
+            {
+                continue
+            }
+            Err(e) => return Err(std::io::Error::other(e)),
+        };
+        let name = entry.file_name().to_string_lossy();
+        if entry.file_type().is_file() && !name.starts_with('.') && name.ends_with(".parquet") {
+            out.push(entry.into_path());
+        }
+    }
+    Ok(out)
+}
+
+/// Leftover (or in-progress) temporary part files under `<data_dir>/spans`.
+pub fn tmp_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let root = data_dir.join(SPANS_DIR);
+    if !root.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name().to_string_lossy();
+        if entry.file_type().is_file() && name.ends_with(TMP_SUFFIX) {
+            out.push(entry.into_path());
+        }
+    }
+    Ok(out)
+}
+
+/// The WAL records a part file holds for its partition (see [`crate::coverage`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalRange {
+    pub epoch: String,
+    pub first_seq: u64,
+    pub last_seq: u64,
+}
+
+impl WalRange {
+    /// Whether this file holds the rows of WAL record `seq` of `epoch` (for its partition).
+    pub fn covers(&self, epoch: &str, seq: u64) -> bool {
+        self.epoch == epoch && self.first_seq <= seq && seq <= self.last_seq
+    }
+}
+
+/// What a part file's footer says.
+#[derive(Debug, Clone)]
+pub struct Footer {
+    /// Rows according to the file metadata.
+    pub rows: u64,
+    /// Sum of the row groups' row counts.
+    pub row_group_rows: u64,
+    pub row_groups: usize,
+    /// `tripline.schema_version`, when present.
+    pub schema_version: Option<String>,
+    /// The WAL range, for files written by the collector (not for files written by hand).
+    pub wal: Option<WalRange>,
+}
+
+/// Reads the footer of one Parquet file (cheap: the metadata at its end, no data pages).
+pub fn read_footer(path: &Path) -> Result<Footer, String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let reader = SerializedFileReader::new(file).map_err(|e| e.to_string())?;
+    let meta = reader.metadata();
+    let fm = meta.file_metadata();
+    let kv = fm.key_value_metadata();
+    let get = |k: &str| {
+        kv.and_then(|kv| kv.iter().find(|e| e.key == k))
+            .and_then(|e| e.value.clone())
+    };
+    let wal = match (
+        get(META_WAL_EPOCH),
+        get(META_WAL_FIRST_SEQ).and_then(|v| v.parse().ok()),
+        get(META_WAL_LAST_SEQ).and_then(|v| v.parse().ok()),
+    ) {
+        (Some(epoch), Some(first_seq), Some(last_seq)) => Some(WalRange {
+            epoch,
+            first_seq,
+            last_seq,
+        }),
+        _ => None,
+    };
+    Ok(Footer {
+        rows: u64::try_from(fm.num_rows()).unwrap_or(0),
+        row_group_rows: meta
+            .row_groups()
+            .iter()
+            .map(|rg| u64::try_from(rg.num_rows()).unwrap_or(0))
+            .sum(),
+        row_groups: meta.num_row_groups(),
+        schema_version: get(schemas::SCHEMA_VERSION_KEY),
+        wal,
+    })
+}
+
+/// Decodes every row group of a Parquet file; returns the rows decoded.
+pub fn decode_all(path: &Path) -> Result<u64, String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .and_then(|b| b.with_batch_size(8192).build())
+        .map_err(|e| e.to_string())?;
+    let mut rows = 0u64;
+    for batch in reader {
+        rows += batch.map_err(|e| e.to_string())?.num_rows() as u64;
+    }
+    Ok(rows)
+}
+
+/// Whether a schema version written in a file is one this build can read.
+pub fn known_schema_version(v: &str) -> bool {
+    let current: u32 = schemas::SCHEMA_VERSION.parse().unwrap_or(1);
+    v.parse::<u32>().is_ok_and(|n| (1..=current).contains(&n))
+}
+
+/// Whether a writer (a running collector or import) holds `<data_dir>/LOCK`. Tested with a
+/// non-blocking `flock` of our own, released at once; a missing lock file means no writer.
+pub fn writer_lock_held(data_dir: &Path) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let file = match File::open(data_dir.join(LOCK_FILE)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let fd = file.as_raw_fd();
+    // SAFETY: flock on a file descriptor we own and keep open for the duration of the call.
+    if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        // SAFETY: as above; releasing the lock we just took.
+        unsafe { libc::flock(fd, libc::LOCK_UN) };
+        return Ok(false);
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(true)
+    } else {
+        Err(err)
+    }
+}
+
+/// A damaged spot in the WAL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WalDamage {
+    pub segment: PathBuf,
+    pub offset: u64,
+    pub reason: String,
+}
+
+/// What a read of the WAL found.
+#[derive(Debug, Clone, Default)]
+pub struct WalScan {
+    /// `None` when there is no checkpoint (no WAL yet).
+    pub checkpoint: Option<Checkpoint>,
+    /// Segments read, in sequence order.
+    pub segments: Vec<PathBuf>,
+    /// Intact records at or above the checkpoint.
+    pub records_above_checkpoint: u64,
+    /// One past the highest sequence number seen (the checkpoint's value when there is none).
+    pub next_seq: u64,
+    /// An incomplete last record at the very end of the last segment: a write in progress or a
+    /// crash mid-append (never acknowledged). Normal, not damage.
+    pub torn_tail: Option<WalDamage>,
+    /// Frames that cannot be read with data after them, sequence numbers out of order, a segment
+    /// or checkpoint that cannot be read: acknowledged records may be lost.
+    pub damage: Vec<WalDamage>,
+}
+
+/// Reads `<data_dir>/wal` without changing it, calling `record(seq, payload)` for every intact
+/// record at or above the checkpoint, in sequence order. Safe while a collector appends: a
+/// partial record at the end of the last segment is reported as [`WalScan::torn_tail`], and a
+/// segment deleted while we read (released by the collector) is skipped.
+pub fn scan_wal(data_dir: &Path, mut record: impl FnMut(u64, Vec<u8>)) -> WalScan {
+    let dir = data_dir.join(WAL_DIR);
+    let mut scan = WalScan::default();
+    if !dir.is_dir() {
+        return scan;
+    }
+    match Checkpoint::load(&dir) {
+        Ok(c) => scan.checkpoint = c,
+        Err(e) => scan.damage.push(WalDamage {
+            segment: dir.join(crate::wal::checkpoint::FILE_NAME),
+            offset: 0,
+            reason: e.to_string(),
+        }),
+    }
+    let durable_below = scan.checkpoint.as_ref().map_or(0, |c| c.durable_below);
+    scan.next_seq = durable_below;
+    let mut names: Vec<(u64, PathBuf)> = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd
+            .flatten()
+            .filter_map(|e| {
+                let path = e.path();
+                let first = path
+                    .file_name()?
+                    .to_str()?
+                    .strip_suffix(".wal")?
+                    .parse::<u64>()
+                    .ok()?;
+                Some((first, path))
+            })
+            .collect(),
+        Err(e) => {
+            scan.damage.push(WalDamage {
+                segment: dir.clone(),
+                offset: 0,
+                reason: format!("cannot list the WAL directory: {e}"),
+            });
+            return scan;
+        }
+    };
+    names.sort();
+    let count = names.len();
+    let mut last_seq: Option<u64> = None;
+    for (i, (first, path)) in names.into_iter().enumerate() {
+        let is_last = i + 1 == count;
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            // Released (deleted) by the collector after we listed it: its rows are in Parquet.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                scan.damage.push(WalDamage {
+                    segment: path.clone(),
+                    offset: 0,
+                    reason: format!("cannot open: {e}"),
+                });
+                continue;
+            }
+        };
+        scan.segments.push(path.clone());
+        let mut reader = BufReader::new(file);
+        let mut offset = 0u64;
+        let mut first_in_segment = true;
+        loop {
+            let frame = match frame::read_frame(&mut reader) {
+                Ok(f) => f,
+                Err(e) => {
+                    scan.damage.push(WalDamage {
+                        segment: path.clone(),
+                        offset,
+                        reason: format!("read error: {e}"),
+                    });
+                    break;
+                }
+            };
+            match frame {
+                Frame::Record { seq, payload } => {
+                    if first_in_segment && seq != first {
+                        scan.damage.push(WalDamage {
+                            segment: path.clone(),
+                            offset,
+                            reason: format!(
+                                "first record has sequence number {seq}, the segment name says {first}"
+                            ),
+                        });
+                    }
+                    if let Some(prev) = last_seq.filter(|p| seq <= *p) {
+                        scan.damage.push(WalDamage {
+                            segment: path.clone(),
+                            offset,
+                            reason: format!(
+                                "sequence number {seq} does not increase (previous record {prev})"
+                            ),
+                        });
+                    }
+                    first_in_segment = false;
+                    offset += (frame::HEADER_LEN + payload.len()) as u64;
+                    last_seq = Some(last_seq.map_or(seq, |p| p.max(seq)));
+                    scan.next_seq = scan.next_seq.max(seq + 1);
+                    if seq >= durable_below {
+                        scan.records_above_checkpoint += 1;
+                        record(seq, payload);
+                    }
+                }
+                Frame::End => break,
+                Frame::Torn { reason } => {
+                    let rest = remaining_is_blank(&mut reader);
+                    let damage = WalDamage {
+                        segment: path.clone(),
+                        offset,
+                        reason: reason.to_string(),
+                    };
+                    // A partial frame, or a bad one with nothing but zeros after it, at the end of
+                    // the last segment is an append in progress (or cut by a crash): never
+                    // acknowledged. Anything else has readable bytes after a bad frame.
+                    if is_last && (reason.starts_with("partial") || rest) {
+                        scan.torn_tail = Some(damage);
+                    } else {
+                        scan.damage.push(damage);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    scan
+}
+
+/// Whether everything left in `reader` is zero bytes (a zero-filled tail after a crash).
+fn remaining_is_blank(reader: &mut impl Read) -> bool {
+    let mut buf = [0u8; 8192];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(n) => {
+                if buf[..n].iter().any(|b| *b != 0) {
+                    return false;
+                }
+            }
+            Err(_) => return false,
+        }
+    }
+}
+
+/// One thing wrong with a store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The file (or directory) concerned.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+/// The outcome of [`verify`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VerifyReport {
+    pub data_dir: PathBuf,
+    /// Committed part files checked.
+    pub part_files: usize,
+    /// Rows decoded from them.
+    pub rows: u64,
+    /// WAL segments read.
+    pub wal_segments: usize,
+    /// WAL records not yet in committed Parquet files.
+    pub wal_records_above_checkpoint: u64,
+    /// Whether a writer held `<data>/LOCK` when we looked.
+    pub writer_running: bool,
+    /// Temporary files a running writer is still writing (not problems).
+    pub in_progress: Vec<PathBuf>,
+    /// Observations that are not damage (a torn WAL tail: a record that was never acknowledged).
+    pub notes: Vec<String>,
+    pub problems: Vec<Problem>,
+}
+
+impl VerifyReport {
+    pub fn healthy(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Why [`verify`] could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("data dir {0} does not exist; pass --data-dir (or TRIPLINE_DATA_DIR) pointing at a store written by `tripline collect` or `tripline ingest`")]
+    Missing(PathBuf),
+    #[error("{0} is not a tripline store (no spans/ or wal/ directory in it); pass --data-dir pointing at the directory given to `tripline collect` or `tripline ingest`")]
+    NotAStore(PathBuf),
+    #[error("cannot list the files of {path}: {source}; check its permissions")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Checks the store at `data_dir`: every part file decoded in full, of a known schema version,
+/// with as many rows as its metadata says; the WAL readable and consistent with its checkpoint;
+/// no leftover temporary files (unless a writer holds the lock, then they are in progress).
+pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
+    if !data_dir.is_dir() {
+        return Err(VerifyError::Missing(data_dir.to_path_buf()));
+    }
+    if !data_dir.join(SPANS_DIR).is_dir() && !data_dir.join(WAL_DIR).is_dir() {
+        return Err(VerifyError::NotAStore(data_dir.to_path_buf()));
+    }
+    let io = |source| VerifyError::Io {
+        path: data_dir.to_path_buf(),
+        source,
+    };
+    let mut report = VerifyReport {
+        data_dir: data_dir.to_path_buf(),
+        writer_running: writer_lock_held(data_dir).map_err(io)?,
+        ..VerifyReport::default()
+    };
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut problem = |path: &Path, problem: String| {
+        problems.push(Problem {
+            path: path.to_path_buf(),
+            problem,
+        })
+    };
+    let files = part_files(data_dir).map_err(io)?;
+    let mut rows = 0u64;
+    for path in &files {
+        let footer = match read_footer(path) {
+            Ok(f) => f,
+            Err(e) => {
+                problem(path, format!("footer unreadable: {e}"));
+                continue;
+            }
+        };
+        match footer.schema_version.as_deref() {
+            None => problem(
+                path,
+                format!(
+                    "no {} in the file metadata: not written by tripline",
+                    schemas::SCHEMA_VERSION_KEY
+                ),
+            ),
+            Some(v) if !known_schema_version(v) => problem(
+                path,
+                format!(
+                    "schema version {v} is not known to this build (it reads 1 to {}); upgrade tripline",
+                    schemas::SCHEMA_VERSION
+                ),
+            ),
+            Some(_) => {}
+        }
+        if footer.row_group_rows != footer.rows {
+            problem(
+                path,
+                format!(
+                    "file metadata says {} rows, its {} row groups hold {}",
+                    footer.rows, footer.row_groups, footer.row_group_rows
+                ),
+            );
+        }
+        match decode_all(path) {
+            Ok(n) if n == footer.rows => rows += n,
+            Ok(n) => problem(
+                path,
+                format!("decoded {n} rows, the file metadata says {}", footer.rows),
+            ),
+            Err(e) => problem(path, format!("data unreadable: {e}")),
+        }
+    }
+    for tmp in tmp_files(data_dir).map_err(io)? {
+        if report.writer_running {
+            report.in_progress.push(tmp);
+        } else {
+            problem(
+                &tmp,
+                "leftover temporary file (a writer stopped mid-file); its rows are replayed from the WAL and the file removed on the next `tripline collect` or `tripline ingest`".to_string(),
+            );
+        }
+    }
+    let wal = scan_wal(data_dir, |_, _| {});
+    for d in &wal.damage {
+        problem(
+            &d.segment,
+            format!(
+                "WAL damaged at byte {}: {}; records after it cannot be replayed",
+                d.offset, d.reason
+            ),
+        );
+    }
+    if let Some(c) = &wal.checkpoint {
+        if c.durable_below > wal.next_seq {
+            problem(
+                &data_dir.join(WAL_DIR).join(crate::wal::checkpoint::FILE_NAME),
+                format!(
+                    "checkpoint says records below {} are durable, but the WAL's next sequence number is {}",
+                    c.durable_below, wal.next_seq
+                ),
+            );
+        }
+    }
+    if let Some(t) = &wal.torn_tail {
+        report.notes.push(format!(
+            "{} ends with an incomplete record at byte {} ({}): {}",
+            t.segment.display(),
+            t.offset,
+            t.reason,
+            if report.writer_running {
+                "a write in progress"
+            } else {
+                "cut by a crash, never acknowledged; removed on the next start"
+            }
+        ));
+    }
+    report.problems = problems;
+    report.part_files = files.len();
+    report.rows = rows;
+    report.wal_segments = wal.segments.len();
+    report.wal_records_above_checkpoint = wal.records_above_checkpoint;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::FsyncPolicy;
+    use crate::wal::Wal;
+
+    fn wal_with(dir: &Path, records: usize) {
+        let wal = Wal::open(&dir.join(WAL_DIR), FsyncPolicy::Never, 1 << 20, |_, _| {}).unwrap();
+        for i in 0..records {
+            wal.append(&[i as u8; 32], |_| ()).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_torn_tail_is_not_damage_but_a_bad_frame_with_data_after_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        wal_with(dir.path(), 2);
+        let seg = dir.path().join(WAL_DIR).join(format!("{:020}.wal", 0));
+        let mut bytes = std::fs::read(&seg).unwrap();
+        let mut seen = Vec::new();
+        let scan = scan_wal(dir.path(), |s, _| seen.push(s));
+        assert_eq!((seen, scan.next_seq), (vec![0, 1], 2));
+        assert!(scan.damage.is_empty() && scan.torn_tail.is_none());
+
+        // An append cut short at the end: a torn tail.
+        std::fs::write(&seg, &bytes[..bytes.len() - 5]).unwrap();
+        let scan = scan_wal(dir.path(), |_, _| {});
+        assert_eq!(scan.records_above_checkpoint, 1);
+        assert!(scan.damage.is_empty());
+        assert_eq!(scan.torn_tail.unwrap().reason, "partial payload");
+
+        // The first record's payload flipped, the second intact after it: damage.
+        bytes[frame::HEADER_LEN + 3] ^= 0xff;
+        std::fs::write(&seg, &bytes).unwrap();
+        let scan = scan_wal(dir.path(), |_, _| {});
+        assert_eq!(scan.damage.len(), 1, "{:?}", scan.damage);
+        assert_eq!(scan.damage[0].offset, 0);
+        assert_eq!(scan.damage[0].reason, "checksum mismatch");
+    }
+
+    #[test]
+    fn the_lock_is_seen_held_only_while_someone_holds_it() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!writer_lock_held(dir.path()).unwrap(), "no lock file");
+        let f = File::create(dir.path().join(LOCK_FILE)).unwrap();
+        assert!(!writer_lock_held(dir.path()).unwrap());
+        // SAFETY: flock on a descriptor we own.
+        assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
+        assert!(writer_lock_held(dir.path()).unwrap());
+        drop(f);
+        assert!(
+            !writer_lock_held(dir.path()).unwrap(),
+            "released with the fd"
+        );
+    }
+}
