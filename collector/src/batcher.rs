@@ -455,6 +455,13 @@ impl Batcher {
 
 /// The partition of every row: from the span's start time, falling back to the receive time
 /// for a span without one.
+///
+/// Policy for start times far from receipt: a span that claims to start more than
+/// [`MAX_FUTURE_SKEW_NANOS`] (24 h) after the collector received it is filed under the hour it
+/// was received (its `start_time_unix_nano` column keeps the claimed value). A broken clock or a
+/// hostile client could otherwise spread one request over thousands of future hours. Past start
+/// times are kept as they are: importing recorded traces is normal, and the open-file cap
+/// (`max_open_files`) bounds what a spread of old hours costs.
 pub fn row_partitions(batch: &RecordBatch) -> Vec<Partition> {
     let start = batch
         .column_by_name(col::START_TIME_UNIX_NANO)
@@ -464,17 +471,28 @@ pub fn row_partitions(batch: &RecordBatch) -> Vec<Partition> {
         .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>());
     (0..batch.num_rows())
         .map(|i| {
-            let nanos = match start {
-                Some(a) if a.is_valid(i) && a.value(i) > 0 => a.value(i),
-                _ => match received {
-                    Some(r) if r.is_valid(i) => r.value(i).saturating_mul(1000),
-                    _ => 0,
-                },
+            let received_nanos = match received {
+                Some(r) if r.is_valid(i) => Some(r.value(i).saturating_mul(1000)),
+                _ => None,
+            };
+            let nanos = match (start, received_nanos) {
+                (Some(a), Some(r))
+                    if a.is_valid(i)
+                        && a.value(i) > 0
+                        && a.value(i).saturating_sub(r) > MAX_FUTURE_SKEW_NANOS =>
+                {
+                    r
+                }
+                (Some(a), _) if a.is_valid(i) && a.value(i) > 0 => a.value(i),
+                (_, r) => r.unwrap_or(0),
             };
             Partition::of_unix_nanos(nanos)
         })
         .collect()
 }
+
+/// How far after its receipt a span's start time may lie and still choose its partition.
+pub const MAX_FUTURE_SKEW_NANOS: i64 = 24 * 3600 * 1_000_000_000;
 
 /// Split a batch into one batch per partition, in first-seen order.
 pub fn split_by_partition(
@@ -503,4 +521,52 @@ pub fn split_by_partition(
             arrow::compute::take_record_batch(batch, &idx).map(|b| (p, b))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::ArrayRef;
+    use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+
+    use super::*;
+
+    fn batch(starts: Vec<i64>, received_micros: i64) -> RecordBatch {
+        let n = starts.len();
+        let schema = Schema::new(vec![
+            Field::new(col::START_TIME_UNIX_NANO, DataType::Int64, true),
+            Field::new(
+                col::RECEIVED_AT,
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                true,
+            ),
+        ]);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(starts)),
+            Arc::new(
+                TimestampMicrosecondArray::from(vec![received_micros; n]).with_timezone("UTC"),
+            ),
+        ];
+        RecordBatch::try_new(Arc::new(schema), columns).unwrap()
+    }
+
+    #[test]
+    fn far_future_start_times_are_filed_under_the_receipt_hour() {
+        let hour = 3_600_000_000_000i64;
+        let received = 1_796_007_845_000_000i64; // 2026-11-30T03:04:05Z in microseconds
+        let received_nanos = received * 1000;
+        let starts = vec![
+            received_nanos - 5000 * hour, // old: a recorded trace, kept
+            received_nanos + hour,        // an hour of clock skew, kept
+            received_nanos + 2500 * hour, // far future: receipt hour
+            0,                            // no start time: receipt hour
+        ];
+        let parts = row_partitions(&batch(starts, received));
+        let at = Partition::of_unix_nanos;
+        assert_eq!(parts[0], at(received_nanos - 5000 * hour));
+        assert_eq!(parts[1], at(received_nanos + hour));
+        assert_eq!(parts[2], at(received_nanos));
+        assert_eq!(parts[3], at(received_nanos));
+    }
 }

@@ -53,11 +53,17 @@ pub fn router(state: Arc<HttpState>) -> Router {
 
 async fn health(State(state): State<Arc<HttpState>>) -> Response {
     let pipeline = &state.ctx.pipeline;
-    if pipeline.is_full() {
-        let reason = format!(
+    let trouble = if pipeline.is_degraded() {
+        Some("parquet writes are failing (disk full or an i/o error; see the log): new data is refused until the writer recovers".to_string())
+    } else if pipeline.is_full() {
+        Some(format!(
             "the queue to the Parquet writer is full ({} batches): storage is not keeping up",
             pipeline.queued_batches()
-        );
+        ))
+    } else {
+        None
+    };
+    if let Some(reason) = trouble {
         let body = serde_json::json!({"status": "unavailable", "reason": reason}).to_string();
         return (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -104,7 +110,11 @@ async fn metrics(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
         (
             "ready",
             "1 when /health answers ready (WAL replayed, queue not full).",
-            if ctx.pipeline.is_full() { 0.0 } else { 1.0 },
+            if ctx.pipeline.is_full() || ctx.pipeline.is_degraded() {
+                0.0
+            } else {
+                1.0
+            },
         ),
     ];
     (

@@ -246,6 +246,12 @@ impl Pipeline {
         self.backlog.is_full()
     }
 
+    /// True while Parquet writes are failing (full disk, i/o errors): new data is refused with
+    /// 503 before it is read, until the writer has caught up from the WAL by itself.
+    pub fn is_degraded(&self) -> bool {
+        self.control.degraded()
+    }
+
     /// WAL records replayed at start.
     pub fn replayed_records(&self) -> u64 {
         self.replayed_records

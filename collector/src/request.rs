@@ -63,6 +63,11 @@ pub fn admit(ctx: &Context, declared_bytes: usize) -> Result<BodyPermit, Refusal
     if ctx.pipeline.is_full() {
         return Err(queue_full(ctx));
     }
+    if ctx.pipeline.is_degraded() {
+        return Err(Refusal::Unavailable(
+            "the collector cannot write parquet files right now (see its log: disk full or an i/o error); nothing was accepted, retry after the Retry-After delay".to_string(),
+        ));
+    }
     ctx.admission.try_admit(declared_bytes).ok_or_else(|| {
         Refusal::Overloaded(format!(
             "the collector is overloaded ({} request bytes in flight, budget {}); retry after the Retry-After delay",

@@ -167,11 +167,13 @@ const SLOW: std::time::Duration = std::time::Duration::from_secs(120);
 
 const HOUR: u64 = 3_600_000_000_000;
 
-/// One request with one span in each of `hours` consecutive hours (span ids from `first`).
+/// One request with one span in each of `hours` consecutive hours going back from `T0` (span ids
+/// from `first`). Backwards: a span claiming a start far in the future is filed under its
+/// receipt hour (batcher::row_partitions), while old start times (recorded traces) keep theirs.
 fn spread_request(first: u64, hours: u64) -> schemas::convert::Converted {
     let spans: Vec<Span> = (0..hours)
         .map(|h| {
-            let mut s = common::tool_call_spans(first + h, T0 + h * HOUR).remove(0);
+            let mut s = common::tool_call_spans(first + h, T0 - h * HOUR).remove(0);
             s.span_id = common::span_id((first + h) * 2);
             s
         })

@@ -516,17 +516,19 @@ pub fn first_segment_seq(dir: &Path) -> Result<Option<u64>, WalError> {
 }
 
 /// A run of bytes skipped between two intact frames.
-struct Skipped {
-    offset: usize,
-    len: usize,
-    reason: &'static str,
+/// Bytes of a segment skipped over by a resynchronising scan.
+pub struct Skipped {
+    pub offset: usize,
+    pub len: usize,
+    pub reason: &'static str,
 }
 
-struct Scan {
-    last_seq: Option<u64>,
-    skipped: Vec<Skipped>,
+/// What a scan of one segment found.
+pub struct Scan {
+    pub last_seq: Option<u64>,
+    pub skipped: Vec<Skipped>,
     /// Damage with no intact frame after it: offset and reason.
-    tail: Option<(usize, &'static str)>,
+    pub tail: Option<(usize, &'static str)>,
 }
 
 /// Walk the frames of one segment held in memory, calling `record` for each intact one in
@@ -534,7 +536,7 @@ struct Scan {
 /// above the previous intact one (`before`, or at least the segment's `first` sequence number)
 /// and plausible (no more records skipped than the bytes in between could hold). After damage
 /// the scan resumes at the next intact frame.
-fn scan_frames(
+pub fn scan_frames(
     buf: &[u8],
     first: u64,
     before: Option<u64>,
