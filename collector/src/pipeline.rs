@@ -277,10 +277,8 @@ impl Pipeline {
                 queued: self.backlog.queued(),
             });
         };
-        if self.control.degraded() {
-            return Err(SubmitError::StorageDegraded {
-                reason: "parquet writes are failing; see the collector log".into(),
-            });
+        if let Some(reason) = self.control.degraded() {
+            return Err(SubmitError::StorageDegraded { reason });
         }
         let tx = self
             .tx
