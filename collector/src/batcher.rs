@@ -70,6 +70,8 @@ pub struct Control {
     changed: Condvar,
     aborted: AtomicBool,
     degraded: AtomicBool,
+    /// Why, while degraded.
+    failure: Mutex<String>,
 }
 
 impl Control {
@@ -85,9 +87,19 @@ impl Control {
         self.changed.notify_all();
     }
 
-    /// True while Parquet writing is failing (new data is refused until it works again).
-    pub fn degraded(&self) -> bool {
-        self.degraded.load(Ordering::SeqCst)
+    /// Why Parquet writing is failing, or `None` when it works (new data is refused meanwhile).
+    pub fn degraded(&self) -> Option<String> {
+        if !self.degraded.load(Ordering::SeqCst) {
+            return None;
+        }
+        Some(self.failure.lock().map(|f| f.clone()).unwrap_or_default())
+    }
+
+    fn set_degraded(&self, failure: Option<&str>) {
+        if let Ok(mut f) = self.failure.lock() {
+            *f = failure.unwrap_or_default().to_string();
+        }
+        self.degraded.store(failure.is_some(), Ordering::SeqCst);
     }
 
     fn aborted(&self) -> bool {
@@ -300,7 +312,7 @@ impl Batcher {
             tracing::warn!(error = %e, first_seq = first, retry_in_ms = self.retry_delay.as_millis() as u64, "batcher: parquet write still failing");
         }
         self.retry_at = Instant::now() + self.retry_delay;
-        self.control.degraded.store(true, Ordering::SeqCst);
+        self.control.set_degraded(Some(&self.failure));
         self.stats.storage_degraded.store(1, Ordering::Relaxed);
     }
 
@@ -345,7 +357,7 @@ impl Batcher {
             Ok(()) => {
                 self.failed_below = None;
                 self.failure.clear();
-                self.control.degraded.store(false, Ordering::SeqCst);
+                self.control.set_degraded(None);
                 self.stats.storage_degraded.store(0, Ordering::Relaxed);
                 tracing::info!(
                     records,

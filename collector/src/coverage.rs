@@ -12,8 +12,11 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use arrow::array::{Array, BinaryArray};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::batcher::row_partitions;
@@ -25,7 +28,7 @@ use crate::parquet_writer::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SE
 pub struct Coverage {
     data_dir: PathBuf,
     epoch: String,
-    ranges: HashMap<Partition, Vec<(u64, u64)>>,
+    ranges: HashMap<Partition, Vec<(u64, u64, PathBuf)>>,
 }
 
 impl Coverage {
@@ -39,14 +42,74 @@ impl Coverage {
 
     /// Whether the rows of WAL record `seq` in `partition` are already committed.
     pub fn covers(&mut self, partition: Partition, seq: u64) -> bool {
+        self.covering_file(partition, seq).is_some()
+    }
+
+    /// The committed file holding the rows of WAL record `seq` in `partition`, if any.
+    pub fn covering_file(&mut self, partition: Partition, seq: u64) -> Option<&Path> {
         let data_dir = &self.data_dir;
         let epoch = &self.epoch;
         let ranges = self
             .ranges
             .entry(partition)
             .or_insert_with(|| load_ranges(&partition.dir(data_dir), epoch));
-        ranges.iter().any(|(a, b)| *a <= seq && seq <= *b)
+        ranges
+            .iter()
+            .find(|(a, b, _)| *a <= seq && seq <= *b)
+            .map(|(_, _, p)| p.as_path())
     }
+}
+
+/// Whether the part files of `epoch` really hold the WAL records they claim: the first WAL
+/// record under `wal_dir` that a file of `epoch` covers must have its span ids in that file.
+/// Guards a rebuilt checkpoint against taking an older WAL's epoch (sequence numbers restart
+/// with a new WAL), which would skip rows that were never written. True when no record is
+/// covered (then the epoch skips nothing).
+pub fn epoch_matches_wal(wal_dir: &Path, data_dir: &Path, epoch: &str) -> bool {
+    let mut coverage = Coverage::new(data_dir, epoch);
+    let mut verdict = None;
+    let scanned = crate::wal::for_each_record(wal_dir, |seq, payload| {
+        let Ok(Some(batch)) = crate::wal::ipc::decode_one(payload) else {
+            return true;
+        };
+        let Some(ids) = batch
+            .column_by_name(schemas::schema::col::SPAN_ID)
+            .and_then(|c| c.as_any().downcast_ref::<BinaryArray>())
+        else {
+            return true;
+        };
+        for (row, partition) in row_partitions(&batch).into_iter().enumerate() {
+            if let Some(file) = coverage.covering_file(partition, seq) {
+                let held = span_ids_in(file);
+                verdict = Some(held.is_ok_and(|h| h.iter().any(|id| id == ids.value(row))));
+                return false;
+            }
+        }
+        true
+    });
+    if let Err(e) = scanned {
+        tracing::warn!(error = %e, "cannot read the WAL to check the recovered epoch");
+        return false;
+    }
+    verdict.unwrap_or(true)
+}
+
+fn span_ids_in(path: &Path) -> Result<Vec<Vec<u8>>, String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| e.to_string())?;
+    let mask = ProjectionMask::columns(builder.parquet_schema(), [schemas::schema::col::SPAN_ID]);
+    let reader = builder
+        .with_projection(mask)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| e.to_string())?;
+        if let Some(ids) = batch.column(0).as_any().downcast_ref::<BinaryArray>() {
+            out.extend(ids.iter().flatten().map(<[u8]>::to_vec));
+        }
+    }
+    Ok(out)
 }
 
 /// The WAL epoch recorded by the newest committed part file under `data_dir` (part file names
@@ -93,7 +156,7 @@ pub fn drop_covered_rows(
     Ok((arrow::compute::filter_record_batch(batch, &mask)?, skipped))
 }
 
-fn load_ranges(dir: &Path, epoch: &str) -> Vec<(u64, u64)> {
+fn load_ranges(dir: &Path, epoch: &str) -> Vec<(u64, u64, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -105,7 +168,7 @@ fn load_ranges(dir: &Path, epoch: &str) -> Vec<(u64, u64)> {
         }
         let path = entry.path();
         match read_range(&path, epoch) {
-            Ok(Some(r)) => out.push(r),
+            Ok(Some((a, b))) => out.push((a, b, path)),
             Ok(None) => {}
             Err(reason) => {
                 tracing::warn!(file = %path.display(), %reason, "replay: cannot read part file footer; not used for de-duplication")

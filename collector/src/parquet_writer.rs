@@ -31,7 +31,7 @@ pub enum StoreError {
         path: String,
         source: std::io::Error,
     },
-    #[error("parquet writer failed on {path}: {source}; the rows stay in the WAL and are written on the next start")]
+    #[error("parquet writer failed on {path}: {source}; check the data directory is writable and has space (the rows stay in the WAL)")]
     Parquet {
         path: String,
         source: parquet::errors::ParquetError,

@@ -3,6 +3,9 @@
 //! thread -> Parquet. [`Pipeline::submit`] returns once the batch is as durable as the fsync
 //! policy promises, which is when a receiver may acknowledge it.
 //!
+//! While Parquet writing fails (see [`crate::batcher`]) a batch is refused before it is written
+//! ([`SubmitError::StorageDegraded`], 503): nothing is acknowledged that cannot be written soon.
+//!
 //! Start-up order matters for exactly-once: leftover temporary files are removed, the batcher
 //! starts, the WAL is opened and every record not yet durable is replayed through the batcher
 //! (minus the rows a committed file already covers), and only then are new records accepted.
@@ -40,10 +43,10 @@ pub enum PipelineError {
     Thread(std::io::Error),
     #[error("the parquet writer thread stopped unexpectedly; restart the collector (acknowledged data is in the WAL)")]
     WriterGone,
-    #[error("flushing parquet files failed: {0}; the rows stay in the WAL and are written on the next start")]
+    #[error("flushing parquet files failed: {0}; the rows stay in the WAL and are retried in the background (and on the next start)")]
     Flush(String),
     /// Stopped with acknowledged records that could not be written to Parquet.
-    #[error("could not write WAL records {first_seq}..={last_seq} to parquet ({reason}); they are kept in {wal_dir} and written on the next start once the disk works again")]
+    #[error("could not write WAL records {first_seq}..={last_seq} to parquet ({reason}); they are kept in {wal_dir} until the disk works again")]
     Unwritten {
         wal_dir: String,
         first_seq: u64,
@@ -272,6 +275,10 @@ impl Pipeline {
         if batch.num_rows() == 0 {
             return Ok(());
         }
+        // Refused before anything is written: nothing is acknowledged while Parquet fails.
+        if let Some(reason) = self.control.degraded() {
+            return Err(SubmitError::StorageDegraded { reason });
+        }
         let payload = ipc::encode(batch)?;
         let reservation = if wait {
             self.backlog.reserve_blocking(payload.len())
@@ -283,11 +290,6 @@ impl Pipeline {
                 queued: self.backlog.queued(),
             });
         };
-        if self.control.degraded() {
-            return Err(SubmitError::StorageDegraded {
-                reason: "parquet writes are failing; see the collector log".into(),
-            });
-        }
         let tx = self
             .tx
             .lock()

@@ -141,6 +141,32 @@ fn a_corrupt_checkpoint_is_moved_aside_and_rebuilt() {
 }
 
 #[test]
+fn a_rebuilt_checkpoint_never_takes_an_older_wals_epoch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, _) = start(config(dir.path()));
+    for i in 0..6 {
+        p.submit(&batch(i)).unwrap();
+    }
+    p.shutdown().unwrap();
+    drop(p);
+    // A new WAL (sequence numbers start again at 0, same hour) whose checkpoint is lost before
+    // its first Parquet commit: the newest part files are the old WAL's and cover seqs 0..5.
+    std::fs::remove_dir_all(dir.path().join("wal")).unwrap();
+    let (p, _) = start(config(dir.path()));
+    p.pause_writer(true);
+    for i in 100..104 {
+        p.submit(&batch(i)).unwrap();
+    }
+    p.abort();
+    drop(p);
+    std::fs::remove_file(dir.path().join("wal").join("checkpoint.json")).unwrap();
+    let (p, _) = start(config(dir.path()));
+    p.shutdown().unwrap();
+    let acked: BTreeSet<u64> = (0..6).chain(100..104).collect();
+    assert_exactly_once(dir.path(), &acked, &BTreeSet::new());
+}
+
+#[test]
 fn a_corrupt_checkpoint_is_kept_for_inspection() {
     let dir = tempfile::tempdir().unwrap();
     ten_requests_in_the_wal(dir.path());

@@ -87,7 +87,13 @@ impl Checkpoint {
                 durable_below: 0,
             },
             Some(first) => {
-                let epoch = crate::coverage::latest_epoch(data_dir);
+                let epoch = crate::coverage::latest_epoch(data_dir).filter(|e| {
+                    let ok = crate::coverage::epoch_matches_wal(dir, data_dir, e);
+                    if !ok {
+                        tracing::warn!(epoch = %e, "wal: the newest part files belong to an older WAL (their rows do not match these WAL records); a new epoch is used: nothing is skipped on replay, rows already written may be written again");
+                    }
+                    ok
+                });
                 if epoch.is_none() {
                     tracing::info!("wal: no committed parquet file names an epoch; every WAL record is replayed");
                 }

@@ -499,12 +499,24 @@ fn segment_names(dir: &Path) -> Result<Vec<(u64, PathBuf)>, WalError> {
     Ok(names)
 }
 
-/// Whether `dir` holds at least one WAL segment.
-pub fn has_segments(dir: &Path) -> Result<bool, WalError> {
-    if !dir.exists() {
-        return Ok(false);
+/// Call `f(seq, payload)` for the intact records of the WAL under `dir`, in order, until it
+/// returns false (read-only: nothing is truncated or reported).
+pub fn for_each_record(dir: &Path, mut f: impl FnMut(u64, &[u8]) -> bool) -> Result<(), WalError> {
+    let mut last = None;
+    let mut go_on = true;
+    for (first, path) in segment_names(dir)? {
+        let bytes = std::fs::read(&path).map_err(|e| WalError::io(&path, e))?;
+        let scan = scan_frames(&bytes, first, last, |seq, payload| {
+            if go_on {
+                go_on = f(seq, payload);
+            }
+        });
+        last = scan.last_seq.or(last);
+        if !go_on {
+            break;
+        }
     }
-    Ok(!segment_names(dir)?.is_empty())
+    Ok(())
 }
 
 /// Lowest first sequence number of the segments under `dir` (by their names).
