@@ -53,8 +53,11 @@ pub fn router(state: Arc<HttpState>) -> Router {
 
 async fn health(State(state): State<Arc<HttpState>>) -> Response {
     let pipeline = &state.ctx.pipeline;
-    let trouble = if pipeline.is_degraded() {
-        Some("parquet writes are failing (disk full or an i/o error; see the log): new data is refused until the writer recovers".to_string())
+    let trouble = if let Some(why) = pipeline.degraded() {
+        Some(format!(
+            "parquet writes are failing ({}): new data is refused until the writer recovers",
+            crate::telemetry::cut(&why)
+        ))
     } else if pipeline.is_full() {
         Some(format!(
             "the queue to the Parquet writer is full ({} batches): storage is not keeping up",

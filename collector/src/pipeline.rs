@@ -249,10 +249,15 @@ impl Pipeline {
         self.backlog.is_full()
     }
 
-    /// True while Parquet writes are failing (full disk, i/o errors): new data is refused with
-    /// 503 before it is read, until the writer has caught up from the WAL by itself.
-    pub fn is_degraded(&self) -> bool {
+    /// Why Parquet writes are failing (full disk, i/o errors), or `None` when they work: new
+    /// data is refused with 503 before it is read, until the writer has caught up from the WAL.
+    pub fn degraded(&self) -> Option<String> {
         self.control.degraded()
+    }
+
+    /// True while [`Pipeline::degraded`] has a reason.
+    pub fn is_degraded(&self) -> bool {
+        self.control.degraded().is_some()
     }
 
     /// WAL records replayed at start.
