@@ -362,3 +362,53 @@ async fn at_the_connection_cap_an_idle_connection_makes_room_for_a_new_one() {
     drop(idle);
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_bodies_are_charged_to_the_budget_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.max_inflight_bytes = 1024 * 1024;
+    let server = collector::Server::start(config).await.unwrap();
+
+    // An HTTP/1.1 upload holds 600 KiB of the 1 MiB budget.
+    let mut holder = TcpStream::connect(server.http_addr()).await.unwrap();
+    holder
+        .write_all(b"POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: 10000000\r\n\r\n")
+        .await
+        .unwrap();
+    holder.write_all(&vec![0u8; 600 * 1024]).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while inflight_bytes(&server).await < (600 * 1024) as f64 {
+        assert!(
+            Instant::now() < deadline,
+            "the holder's bytes were never charged"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // An h2c (prior knowledge) upload of 600 KiB no longer fits: 429 while it is still sending.
+    let tcp = TcpStream::connect(server.http_addr()).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let mut client = client.ready().await.unwrap();
+    let request = http::Request::post(format!("http://{}/v1/traces", server.http_addr()))
+        .header("content-type", "application/x-protobuf")
+        .body(())
+        .unwrap();
+    let (response, mut stream) = client.send_request(request, false).unwrap();
+    for _ in 0..10 {
+        stream.reserve_capacity(60 * 1024);
+        let _ = stream.send_data(bytes::Bytes::from(vec![0u8; 60 * 1024]), false);
+    }
+    let response = tokio::time::timeout(Duration::from_secs(5), response)
+        .await
+        .expect("answered before the body ended")
+        .unwrap();
+    assert_eq!(response.status(), 429);
+    assert!(response.headers().contains_key("retry-after"));
+    assert!(inflight_bytes(&server).await <= (1024 * 1024) as f64);
+    drop(holder);
+    server.shutdown().await.unwrap();
+}
