@@ -5,6 +5,7 @@ file-descriptor limit, and the collector logs in JSON when asked.
 |-------------------------|-----------------------------------------------------------|---------------------------------------------|
 | slowloris under ulimit  | collector started with RLIMIT_NOFILE=256; 400 idle sockets | a real HTTP and gRPC export still succeed; the collector never holds more fds than its limit |
 | JSON logs               | `--log-format json`                                       | every log line on stderr is a JSON object   |
+| log levels              | RUST_LOG=error with TRIPLINE_LOG=info, then TRIPLINE_LOG alone | RUST_LOG wins; TRIPLINE_LOG applies without it |
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import json
 import os
 import resource
 import socket
-import time
 import urllib.request
 
 import grpc
@@ -82,3 +82,18 @@ def test_json_log_format(start_collector):
         if line.startswith("tripline collect: listening"):
             continue  # the one plain line the helper waits for
         json.loads(line)
+
+
+def test_rust_log_comes_before_tripline_log(start_collector, monkeypatch):
+    monkeypatch.setenv("RUST_LOG", "error")
+    monkeypatch.setenv("TRIPLINE_LOG", "info")
+    collector = start_collector()
+    answer = otlp_http.post(collector.traces_url, b"not protobuf", "application/x-protobuf")
+    assert answer.status == 400
+    assert collector.stop() == 0
+    assert not [l for l in collector.log if " INFO " in l or " WARN " in l], collector.output()
+
+    monkeypatch.delenv("RUST_LOG")
+    collector = start_collector(data_dir=collector.data_dir)
+    collector.wait_for_log(r" INFO .*listener limits")
+    assert collector.stop() == 0
