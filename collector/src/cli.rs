@@ -72,7 +72,8 @@ pub struct CollectArgs {
     /// does not start a first request within it).
     #[arg(long, default_value_t = crate::config::DEFAULT_HEADER_READ_TIMEOUT_SECS)]
     pub header_read_timeout_secs: u64,
-    /// Close a connection with no request in progress for this many seconds.
+    /// Close a connection with no request in progress for this many seconds (on HTTP/1.1 the
+    /// header-read timeout also applies while waiting for the next request).
     #[arg(long, default_value_t = crate::config::DEFAULT_IDLE_TIMEOUT_SECS)]
     pub idle_timeout_secs: u64,
     /// Answer 408 (gRPC DEADLINE_EXCEEDED) when a request's whole body has not arrived within

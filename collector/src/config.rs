@@ -94,6 +94,8 @@ pub struct ServerConfig {
     /// request, must start one within it), else it is closed.
     pub header_read_timeout: Duration,
     /// A connection with no request in progress for this long is closed (keep-alive idle).
+    /// On HTTP/1.1, hyper also runs the header-read timeout while it waits for the next request
+    /// of a kept-alive connection, so there the idle limit is the shorter of the two.
     pub idle_timeout: Duration,
     /// A request's whole body must arrive within this time, else 408 and its budget is freed.
     pub body_timeout: Duration,

@@ -1,4 +1,6 @@
-//! OTLP/HTTP receiver: `POST /v1/traces` with protobuf or JSON bodies, plain, gzip or zstd.
+//! OTLP/HTTP receiver: `POST /v1/traces` with protobuf or JSON bodies, plain, gzip or zstd;
+//! plus `GET /health` (no token) and `GET /metrics` (Prometheus text; bearer token required
+//! when one is configured), see [`router`].
 //!
 //! Checks run cheapest first (auth, content type, encoding, declared length, then admission:
 //! queue full or in-flight body budget spent -> 429 with `Retry-After`) so a refused request

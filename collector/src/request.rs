@@ -33,7 +33,8 @@ pub struct Accepted {
 pub enum Refusal {
     /// 400 / INVALID_ARGUMENT: the body is not what it claims to be.
     BadRequest(String),
-    /// 413 / RESOURCE_EXHAUSTED: over the body cap.
+    /// 413 / RESOURCE_EXHAUSTED without RetryInfo: over the body cap, or the request would
+    /// expand past `--max-converted-bytes` once converted. Resending cannot help.
     TooLarge(String),
     /// 429 / RESOURCE_EXHAUSTED with Retry-After: the queue is full.
     Overloaded(String),

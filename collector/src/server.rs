@@ -317,6 +317,7 @@ struct Connections {
     open: Mutex<HashMap<u64, Arc<ConnState>>>,
     next_id: AtomicU64,
     emptied: Notify,
+    removed: Notify,
     clock: Instant,
     stats: Arc<Stats>,
 }
@@ -337,6 +338,18 @@ struct ConnState {
 /// Beyond the cap, connections being evicted may briefly overlap with their replacements.
 const EVICTION_SLACK: usize = 16;
 
+/// How long a new connection may wait for evicted ones to close before it is refused.
+const ADMIT_WAIT: Duration = Duration::from_secs(1);
+
+/// What to do with a new connection.
+enum Admit {
+    Admitted(u64, Arc<ConnState>),
+    /// At the cap with evictions still closing: wait for one.
+    Wait,
+    /// At the cap and every connection busy.
+    Refuse,
+}
+
 impl Connections {
     fn new(max: usize, stats: Arc<Stats>) -> Arc<Connections> {
         Arc::new(Connections {
@@ -344,6 +357,7 @@ impl Connections {
             open: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
             emptied: Notify::new(),
+            removed: Notify::new(),
             clock: Instant::now(),
             stats,
         })
@@ -354,23 +368,28 @@ impl Connections {
     }
 
     /// Register a new connection, closing the least recently active idle one when at the cap.
-    /// `None`: every connection is busy, refuse this one.
-    fn admit(&self) -> Option<(u64, Arc<ConnState>)> {
-        let mut open = self.open.lock().ok()?;
+    fn admit(&self) -> Admit {
+        let Ok(mut open) = self.open.lock() else {
+            return Admit::Refuse;
+        };
         let live = open
             .values()
             .filter(|c| !c.evicted.load(Ordering::Relaxed))
             .count();
         if live >= self.max {
             if open.len() >= self.max + EVICTION_SLACK {
-                return None;
+                // Evicted connections have not closed yet: wait for them, not for more fds.
+                return Admit::Wait;
             }
             let victim = open
                 .values()
                 .filter(|c| {
                     !c.evicted.load(Ordering::Relaxed) && c.busy.load(Ordering::Relaxed) == 0
                 })
-                .min_by_key(|c| c.last_active_ms.load(Ordering::Relaxed))?;
+                .min_by_key(|c| c.last_active_ms.load(Ordering::Relaxed));
+            let Some(victim) = victim else {
+                return Admit::Refuse;
+            };
             victim.evicted.store(true, Ordering::Relaxed);
             victim.evict.notify_one();
             Stats::add(&self.stats.connections_evicted, 1);
@@ -387,12 +406,30 @@ impl Connections {
         self.stats
             .connections_open
             .store(open.len() as u64, Ordering::Relaxed);
-        Some((id, state))
+        Admit::Admitted(id, state)
+    }
+
+    /// [`Connections::admit`], waiting up to [`ADMIT_WAIT`] for evicted connections to close.
+    async fn admit_waiting(&self) -> Option<(u64, Arc<ConnState>)> {
+        let deadline = tokio::time::Instant::now() + ADMIT_WAIT;
+        loop {
+            let removed = self.removed.notified();
+            match self.admit() {
+                Admit::Admitted(id, state) => return Some((id, state)),
+                Admit::Refuse => return None,
+                Admit::Wait => {
+                    if tokio::time::timeout_at(deadline, removed).await.is_err() {
+                        return None;
+                    }
+                }
+            }
+        }
     }
 
     fn remove(&self, id: u64) {
         if let Ok(mut open) = self.open.lock() {
             open.remove(&id);
+            self.removed.notify_waiters();
             self.stats
                 .connections_open
                 .store(open.len() as u64, Ordering::Relaxed);
@@ -463,11 +500,11 @@ async fn accept_loop(
                 continue;
             }
         };
-        let Some((id, conn)) = connections.admit() else {
+        let Some((id, conn)) = connections.admit_waiting().await else {
             Stats::add(&connections.stats.connections_refused, 1);
             crate::telemetry::warn_limited(
                 "connection-refused",
-                &format!("{protocol}: {} connections open and all busy (--max-connections); closing a new connection", connections.max),
+                &format!("{protocol}: {} connections open and none idle (--max-connections); closing a new connection", connections.max),
             );
             drop(stream);
             continue;

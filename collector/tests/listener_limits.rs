@@ -249,3 +249,166 @@ async fn a_10_mib_bad_value_is_answered_in_under_1_kib() {
     assert!(resp.bytes().await.unwrap().len() < 1024);
     server.shutdown().await.unwrap();
 }
+
+/// Read until the server closes the connection; how long that took.
+async fn closed_within(stream: &mut TcpStream, limit: Duration) -> Duration {
+    let started = Instant::now();
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout(limit, stream.read(&mut buf)).await {
+            Err(_) => panic!("the connection was still open after {limit:?}"),
+            Ok(Ok(0)) | Ok(Err(_)) => return started.elapsed(),
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_and_slow_connections_are_closed_by_the_header_read_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.header_read_timeout = Duration::from_secs(1);
+    let server = collector::Server::start(config).await.unwrap();
+
+    // Never sends a byte.
+    let mut silent = TcpStream::connect(server.http_addr()).await.unwrap();
+    let took = closed_within(&mut silent, Duration::from_secs(5)).await;
+    assert!(
+        took >= Duration::from_millis(900),
+        "closed too early: {took:?}"
+    );
+
+    // Sends half a request head.
+    let mut slow = TcpStream::connect(server.http_addr()).await.unwrap();
+    slow.write_all(b"POST /v1/traces HTTP/1.1\r\nhost: x\r\n")
+        .await
+        .unwrap();
+    let took = closed_within(&mut slow, Duration::from_secs(5)).await;
+    assert!(
+        took >= Duration::from_millis(900),
+        "closed too early: {took:?}"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_alive_connection_is_closed_after_the_idle_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.idle_timeout = Duration::from_secs(1);
+    let server = collector::Server::start(config).await.unwrap();
+
+    let body = request("idle", tool_call_spans(1, T0)).encode_to_vec();
+    let mut idle = TcpStream::connect(server.http_addr()).await.unwrap();
+    idle.write_all(
+        format!(
+            "POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    idle.write_all(&body).await.unwrap();
+    assert_eq!(read_status(&mut idle).await, 200);
+    let took = closed_within(&mut idle, Duration::from_secs(5)).await;
+    assert!(
+        took >= Duration::from_millis(900),
+        "closed too early: {took:?}"
+    );
+    assert!(
+        server
+            .stats()
+            .connections_timed_out
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 1
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_connection_cap_an_idle_connection_makes_room_for_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.max_connections = 4;
+    let server = collector::Server::start(config).await.unwrap();
+    let mut idle = Vec::new();
+    for _ in 0..10 {
+        idle.push(TcpStream::connect(server.http_addr()).await.unwrap());
+    }
+    let req = request("capped", tool_call_spans(1, T0));
+    let resp = post(
+        &server,
+        req.encode_to_vec(),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    let stats = server.stats();
+    assert!(
+        stats
+            .connections_evicted
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 7
+    );
+    assert!(
+        stats
+            .connections_open
+            .load(std::sync::atomic::Ordering::Relaxed)
+            <= 4 + 16
+    );
+    drop(idle);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_bodies_are_charged_to_the_budget_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.max_inflight_bytes = 1024 * 1024;
+    let server = collector::Server::start(config).await.unwrap();
+
+    // An HTTP/1.1 upload holds 600 KiB of the 1 MiB budget.
+    let mut holder = TcpStream::connect(server.http_addr()).await.unwrap();
+    holder
+        .write_all(b"POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: 10000000\r\n\r\n")
+        .await
+        .unwrap();
+    holder.write_all(&vec![0u8; 600 * 1024]).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while inflight_bytes(&server).await < (600 * 1024) as f64 {
+        assert!(
+            Instant::now() < deadline,
+            "the holder's bytes were never charged"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // An h2c (prior knowledge) upload of 600 KiB no longer fits: 429 while it is still sending.
+    let tcp = TcpStream::connect(server.http_addr()).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let mut client = client.ready().await.unwrap();
+    let request = http::Request::post(format!("http://{}/v1/traces", server.http_addr()))
+        .header("content-type", "application/x-protobuf")
+        .body(())
+        .unwrap();
+    let (response, mut stream) = client.send_request(request, false).unwrap();
+    for _ in 0..10 {
+        stream.reserve_capacity(60 * 1024);
+        let _ = stream.send_data(bytes::Bytes::from(vec![0u8; 60 * 1024]), false);
+    }
+    let response = tokio::time::timeout(Duration::from_secs(5), response)
+        .await
+        .expect("answered before the body ended")
+        .unwrap();
+    assert_eq!(response.status(), 429);
+    assert!(response.headers().contains_key("retry-after"));
+    assert!(inflight_bytes(&server).await <= (1024 * 1024) as f64);
+    drop(holder);
+    server.shutdown().await.unwrap();
+}
