@@ -380,10 +380,22 @@ impl Batcher {
         };
         let rows = file.rows;
         let first = file.first_seq;
+        let started = Instant::now();
         match file.commit(&self.epoch) {
             Ok(path) => {
                 Stats::add(&self.stats.files_committed, 1);
                 Stats::add(&self.stats.rows_committed, rows);
+                Stats::add(
+                    &self.stats.commit_micros,
+                    started.elapsed().as_micros() as u64,
+                );
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or(0);
+                self.stats
+                    .last_commit_unix_ms
+                    .store(now_ms, Ordering::Relaxed);
                 tracing::debug!(file = %path.display(), rows, "batcher: committed part file");
                 self.release();
                 Ok(())
@@ -453,6 +465,9 @@ impl Batcher {
     }
 
     fn update_lag(&self) {
+        self.stats
+            .open_part_files
+            .store(self.open.len() as u64, Ordering::Relaxed);
         let lag = self
             .open
             .values()

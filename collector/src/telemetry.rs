@@ -116,6 +116,12 @@ pub struct Stats {
     pub storage_degraded: AtomicU64,
     /// Times the batcher retried writing failed rows from the WAL.
     pub storage_retries: AtomicU64,
+    /// Parquet part files open (being written) now.
+    pub open_part_files: AtomicU64,
+    /// Time spent committing part files (footer, fsync, rename, dir fsync), in microseconds.
+    pub commit_micros: AtomicU64,
+    /// Wall-clock time of the last successful commit, milliseconds since the Unix epoch (0: none).
+    pub last_commit_unix_ms: AtomicU64,
 }
 
 impl Stats {
@@ -153,7 +159,7 @@ impl Stats {
             let _ = writeln!(out, "# TYPE tripline_{name} {kind}");
             let _ = writeln!(out, "tripline_{name} {value}");
         };
-        let counters: [(&str, &str, &AtomicU64); 12] = [
+        let counters: [(&str, &str, &AtomicU64); 16] = [
             (
                 "spans_accepted_total",
                 "Spans acknowledged (in the WAL).",
@@ -214,6 +220,26 @@ impl Stats {
                 "Connections open now (both listeners).",
                 &self.connections_open,
             ),
+            (
+                "wal_records_lost_total",
+                "Acknowledged WAL records found damaged (unreadable) when the WAL was opened.",
+                &self.wal_records_lost,
+            ),
+            (
+                "storage_degraded",
+                "1 while Parquet writes fail: new data is refused with 503 and retried from the WAL.",
+                &self.storage_degraded,
+            ),
+            (
+                "storage_retries_total",
+                "Retries of failed Parquet writes from the WAL.",
+                &self.storage_retries,
+            ),
+            (
+                "open_part_files",
+                "Parquet part files being written now.",
+                &self.open_part_files,
+            ),
         ];
         for (name, help, counter) in counters {
             let kind = if name.ends_with("_total") {
@@ -234,6 +260,18 @@ impl Stats {
             "gauge",
             "Age of the oldest acknowledged row not yet in a committed Parquet file.",
             get(&self.flush_lag_ms) as f64 / 1000.0,
+        );
+        metric(
+            "commit_seconds_total",
+            "counter",
+            "Time spent committing part files (with tripline_files_committed_total: mean latency).",
+            get(&self.commit_micros) as f64 / 1e6,
+        );
+        metric(
+            "last_commit_timestamp_seconds",
+            "gauge",
+            "Unix time of the last successful Parquet commit (0: none yet).",
+            get(&self.last_commit_unix_ms) as f64 / 1000.0,
         );
         for (name, help, value) in gauges {
             metric(name, "gauge", help, *value);

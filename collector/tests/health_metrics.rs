@@ -114,9 +114,32 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
         "tripline_queue_batches",
         "tripline_flush_lag_seconds",
         "tripline_parquet_write_errors_total",
+        "tripline_wal_records_lost_total",
+        "tripline_storage_retries_total",
     ] {
         assert!(after.contains_key(name), "{name} missing");
     }
+    assert_eq!(after["tripline_storage_degraded"], 0.0);
+    assert_eq!(after["tripline_last_commit_timestamp_seconds"], 0.0);
+
+    // A commit moves the storage metrics: files, latency, last commit time, no file left open.
+    server.pipeline().flush().unwrap();
+    let committed = parse_prometheus(
+        &get(format!("{base}/metrics"), None)
+            .await
+            .text()
+            .await
+            .unwrap(),
+    );
+    assert!(committed["tripline_files_committed_total"] >= 1.0);
+    assert!(committed["tripline_commit_seconds_total"] > 0.0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let last = committed["tripline_last_commit_timestamp_seconds"];
+    assert!((now - last).abs() < 60.0, "last commit {last}, now {now}");
+    assert_eq!(committed["tripline_open_part_files"], 0.0);
     server.shutdown().await.unwrap();
 }
 
