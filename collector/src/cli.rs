@@ -51,11 +51,11 @@ impl StoreArgs {
 
 #[derive(clap::Args)]
 pub struct CollectArgs {
-    /// OTLP/HTTP listen address.
-    #[arg(long, default_value = "127.0.0.1:4318")]
+    /// OTLP/HTTP listen address (`HOST:PORT`; a host name such as `localhost` is resolved).
+    #[arg(long, env = "TRIPLINE_HTTP_ADDR", default_value = "127.0.0.1:4318", value_parser = listen_addr)]
     pub http: SocketAddr,
-    /// OTLP/gRPC listen address.
-    #[arg(long, default_value = "127.0.0.1:4317")]
+    /// OTLP/gRPC listen address (`HOST:PORT`; a host name such as `localhost` is resolved).
+    #[arg(long, env = "TRIPLINE_GRPC_ADDR", default_value = "127.0.0.1:4317", value_parser = listen_addr)]
     pub grpc: SocketAddr,
     /// Refuse request bodies larger than this after decompression (413).
     #[arg(long, default_value_t = 64 * 1024 * 1024)]
@@ -121,7 +121,6 @@ pub struct IngestArgs {
 }
 
 pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
-    crate::malloc_tuning::tune();
     // Before anything in the directory is touched: a second writer changes nothing.
     let mut lock = DataDirLock::acquire(data_dir, "collect")?;
     let auth_token = match &args.auth_token_file {
@@ -174,7 +173,6 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
-    crate::malloc_tuning::tune();
     // A path that does not exist is a typo, not an empty import: say so before creating a store.
     for p in &args.paths {
         if let Err(e) = std::fs::symlink_metadata(p) {
@@ -232,4 +230,43 @@ fn ingest_into_store(
         .context("flushing to parquet failed; the imported spans are in the WAL and are written on the next start")?;
     drop(lock);
     Ok(summary)
+}
+
+/// `HOST:PORT` to a socket address: an IP address as it is, a host name resolved (the first IPv4
+/// address when there is one, so `localhost` means 127.0.0.1).
+fn listen_addr(value: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = value.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<SocketAddr> = value
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve `{value}` ({e}); give HOST:PORT, e.g. 127.0.0.1:4318"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(|| format!("`{value}` resolves to no address; give HOST:PORT, e.g. 127.0.0.1:4318"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listen_addr;
+
+    #[test]
+    fn listen_addresses_take_ips_and_host_names() {
+        assert_eq!(
+            listen_addr("127.0.0.1:4318").unwrap(),
+            "127.0.0.1:4318".parse().unwrap()
+        );
+        assert_eq!(listen_addr("[::1]:0").unwrap(), "[::1]:0".parse().unwrap());
+        assert_eq!(
+            listen_addr("localhost:4318").unwrap(),
+            "127.0.0.1:4318".parse().unwrap()
+        );
+        let err = listen_addr("4318").unwrap_err();
+        assert!(err.contains("HOST:PORT"), "{err}");
+    }
 }

@@ -20,7 +20,6 @@ pub mod ingest;
 pub mod layout;
 pub mod limits;
 pub mod lock;
-pub mod malloc_tuning;
 pub mod otlp_response;
 pub mod parquet_writer;
 pub mod pipeline;

@@ -100,6 +100,9 @@ pub fn assert_exactly_once(dir: &Path, acked: &BTreeSet<u64>, maybe: &BTreeSet<u
         tmp_files(&dir.join("spans")).is_empty(),
         "no temporary parquet file is left"
     );
+    // And the store's own checker agrees: every file readable, WAL consistent, nothing left over.
+    let report = collector::verify::verify(dir).expect("tripline verify runs");
+    assert!(report.healthy(), "tripline verify: {report:?}");
 }
 
 /// Poll `cond` every 10 ms for up to 10 s.
