@@ -186,6 +186,22 @@ fn a_normal_scan_reports_what_it_read() {
         text(&table.stderr)
     );
 
+    let sarif = tripline(
+        dir.path(),
+        &["check", "--format", "sarif", "--fail-on", "critical"],
+    );
+    let v: Value = serde_json::from_slice(&sarif.stdout).expect("SARIF");
+    assert_eq!(v["runs"][0]["properties"]["scanned"]["spans"], n);
+    let md = tripline(
+        dir.path(),
+        &["check", "--format", "markdown", "--fail-on", "critical"],
+    );
+    assert!(
+        text(&md.stdout).contains(&format!("Scanned {n} span(s) in {files} part file(s).")),
+        "{}",
+        text(&md.stdout)
+    );
+
     let report = tripline(dir.path(), &["report", "tools", "--format", "json"]);
     assert_eq!(report.status.code(), Some(0), "{}", text(&report.stderr));
     let r: Value = serde_json::from_slice(&report.stdout).expect("report JSON");

@@ -269,7 +269,9 @@ impl Snapshot {
                 datafusion::object_store::path::Path::from_absolute_path(spans_dir.join(rel)).ok()
             })
             .collect();
-        let store = allowlist::AllowListed::new(Arc::new(LocalFileSystem::new()), allowed);
+        let scope = datafusion::object_store::path::Path::from_absolute_path(spans_dir)
+            .map_err(|e| scan_err(datafusion::error::DataFusionError::External(Box::new(e))))?;
+        let store = allowlist::AllowListed::new(Arc::new(LocalFileSystem::new()), scope, allowed);
         ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
         let url = ListingTableUrl::parse(&path).map_err(scan_err)?;
         let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
