@@ -151,6 +151,29 @@ impl Snapshot {
         })
     }
 
+    /// Decodes every readable part file in full and moves those that fail to `unreadable`
+    /// (after a scan failed on data behind a valid footer). Returns how many were moved.
+    pub fn skip_undecodable(&mut self) -> usize {
+        let (good, bad): (Vec<_>, Vec<_>) = std::mem::take(&mut self.files)
+            .into_iter()
+            .map(|f| {
+                let r = collector::verify::decode_all(&f.path);
+                (f, r)
+            })
+            .partition(|(_, r)| r.is_ok());
+        self.files = good.into_iter().map(|(f, _)| f).collect();
+        for (f, r) in &bad {
+            self.unreadable.push(Unreadable {
+                path: f.path.display().to_string(),
+                error: format!(
+                    "data unreadable ({})",
+                    r.as_ref().err().map_or("", String::as_str)
+                ),
+            });
+        }
+        bad.len()
+    }
+
     /// Spans in the readable part files.
     pub fn file_spans(&self) -> u64 {
         self.files.iter().map(|f| f.rows).sum()
