@@ -63,7 +63,7 @@ impl Scanned {
         );
         if self.wal_spans > 0 {
             s.push_str(&format!(
-                ", {} of them acknowledged but still in the WAL (not yet committed to Parquet)",
+                ", {} of them acknowledged but still in the WAL (a running collector commits them to Parquet within --max-file-age-secs)",
                 self.wal_spans
             ));
         }
@@ -357,7 +357,7 @@ mod tests {
         };
         assert_eq!(
             s.summary(),
-            "scanned 120 span(s) in 3 part file(s), 7 of them acknowledged but still in the WAL (not yet committed to Parquet); 1 file(s) could not be read and were skipped"
+            "scanned 120 span(s) in 3 part file(s), 7 of them acknowledged but still in the WAL (a running collector commits them to Parquet within --max-file-age-secs); 1 file(s) could not be read and were skipped"
         );
         assert_eq!(s.warnings(), "warning: skipped p: bad\n");
     }
