@@ -126,3 +126,54 @@ fn a_corrupt_part_file_is_named_and_skipped_and_the_rest_is_read() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_part_file_with_a_valid_footer_and_damaged_data_is_named_and_skipped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = tripline(dir.path(), &["ingest", "samples/traces/atlas-healthy.json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let before = part_files(dir.path());
+    let first = span_count(dir.path());
+    let out = tripline(dir.path(), &["ingest", "samples/traces/crm-healthy.json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let damaged = part_files(dir.path())
+        .into_iter()
+        .find(|f| !before.contains(f))
+        .expect("a new part file");
+    // Garble the first column chunks; the footer at the end stays intact.
+    let mut bytes = std::fs::read(&damaged).expect("read");
+    for b in &mut bytes[8..2000] {
+        *b ^= 0xa5;
+    }
+    std::fs::write(&damaged, &bytes).expect("write");
+    let name = damaged.display().to_string();
+
+    let check = tripline(
+        dir.path(),
+        &["check", "--format", "json", "--fail-on", "critical"],
+    );
+    let stderr = text(&check.stderr);
+    assert_eq!(check.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("warning: skipped {name}: data unreadable")),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_slice(&check.stdout).expect("check JSON");
+    assert_eq!(v["scanned"]["spans"], first);
+    assert_eq!(v["scanned"]["unreadable_files"][0]["path"], name.as_str());
+
+    let q = tripline(
+        dir.path(),
+        // Reads the first columns (where the damage is), not just the row counts in the footers.
+        &[
+            "query",
+            "SELECT count(DISTINCT span_id) AS n FROM spans",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(q.status.code(), Some(0), "{}", text(&q.stderr));
+    let rows: Value = serde_json::from_slice(&q.stdout).expect("JSON");
+    assert_eq!(rows[0]["n"], first);
+    assert!(text(&q.stderr).contains(&name), "{}", text(&q.stderr));
+}

@@ -71,13 +71,23 @@ fn an_unrelated_directory_is_not_a_store() {
 
 #[test]
 fn an_empty_store_says_it_is_empty() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir(dir.path().join("spans")).expect("mkdir");
-    for out in every_command(dir.path()) {
-        assert_exit_2(
-            &out,
-            "is empty: no part files under spans/ and no acknowledged spans in the WAL",
-        );
+    // With an empty spans/ directory, and as a collector that received nothing leaves it.
+    for collector_ran in [false, true] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        if collector_ran {
+            let config = collector::PipelineConfig::new(dir.path());
+            let stats = std::sync::Arc::new(collector::Stats::default());
+            let pipeline = collector::Pipeline::start(config, stats).expect("start");
+            pipeline.shutdown().expect("stop");
+        } else {
+            std::fs::create_dir(dir.path().join("spans")).expect("mkdir");
+        }
+        for out in every_command(dir.path()) {
+            assert_exit_2(
+                &out,
+                "is empty: no part files under spans/ and no acknowledged spans in the WAL",
+            );
+        }
     }
 }
 
@@ -184,6 +194,22 @@ fn a_normal_scan_reports_what_it_read() {
         text(&table.stderr).contains(&summary),
         "{}",
         text(&table.stderr)
+    );
+
+    let sarif = tripline(
+        dir.path(),
+        &["check", "--format", "sarif", "--fail-on", "critical"],
+    );
+    let v: Value = serde_json::from_slice(&sarif.stdout).expect("SARIF");
+    assert_eq!(v["runs"][0]["properties"]["scanned"]["spans"], n);
+    let md = tripline(
+        dir.path(),
+        &["check", "--format", "markdown", "--fail-on", "critical"],
+    );
+    assert!(
+        text(&md.stdout).contains(&format!("Scanned {n} span(s) in {files} part file(s).")),
+        "{}",
+        text(&md.stdout)
     );
 
     let report = tripline(dir.path(), &["report", "tools", "--format", "json"]);

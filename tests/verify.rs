@@ -108,12 +108,25 @@ fn a_leftover_tmp_file_is_a_problem_unless_a_writer_holds_the_lock() {
 fn a_corrupt_wal_frame_is_listed_with_exit_1() {
     let dir = tempfile::tempdir().expect("temp dir");
     let wal_dir = dir.path().join("wal");
+    // Real records: a converted sample as the collector writes it (Arrow IPC).
+    let body =
+        std::fs::read(common::repo().join("samples/traces/atlas-healthy.json")).expect("sample");
+    let req = schemas::decode_json(&body).expect("OTLP/JSON");
+    let converted = schemas::convert_request(
+        &req,
+        &schemas::IngestContext {
+            received_at_unix_nano: 1_796_000_000_000_000_000,
+            source: "verify test".into(),
+            redact_content: false,
+        },
+    );
+    let payload = collector::wal::ipc::encode(&converted.batch).expect("encode");
     {
         let wal =
             collector::wal::Wal::open(&wal_dir, collector::FsyncPolicy::Always, 1 << 20, |_, _| {})
                 .expect("open wal");
-        for i in 0..3u8 {
-            let (seq, ()) = wal.append(&[i; 100], |_| ()).expect("append");
+        for _ in 0..3 {
+            let (seq, ()) = wal.append(&payload, |_| ()).expect("append");
             wal.commit(seq).expect("commit");
         }
     }
@@ -122,7 +135,8 @@ fn a_corrupt_wal_frame_is_listed_with_exit_1() {
     assert_eq!(v["wal_records_above_checkpoint"], 3);
     let seg = wal_dir.join(format!("{:020}.wal", 0));
     let mut bytes = std::fs::read(&seg).expect("segment");
-    bytes[20 + 120 + 10] ^= 0xff; // inside the second record's payload
+    let frame = 20 + payload.len();
+    bytes[frame + 20 + 10] ^= 0xff; // inside the second record's payload
     std::fs::write(&seg, &bytes).expect("write");
     let (code, v) = verify_json(dir.path());
     assert_eq!(code, Some(1), "{v}");

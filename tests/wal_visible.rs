@@ -120,3 +120,20 @@ fn acknowledged_spans_in_the_wal_are_read_exactly_once() {
     assert_eq!(rows, n + m);
     assert_eq!(scanned["wal_spans"], m);
 }
+
+#[test]
+fn spans_are_visible_while_the_collector_runs_and_has_not_committed_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let c = converted("samples/traces/support-healthy.json");
+    let n = c.batch.num_rows() as u64;
+    // A running pipeline with the default --max-file-age (60 s): nothing is committed while the
+    // binary reads.
+    let pipeline = Pipeline::start(PipelineConfig::new(dir.path()), Arc::new(Stats::default()))
+        .expect("start");
+    pipeline.submit(&c).expect("acknowledged");
+    let (rows, scanned) = read(dir.path());
+    assert_eq!((rows, scanned["wal_spans"].as_u64()), (n, Some(n)));
+    pipeline.shutdown().expect("shutdown");
+    let (rows, scanned) = read(dir.path());
+    assert_eq!((rows, scanned["wal_spans"].as_u64()), (n, Some(0)));
+}

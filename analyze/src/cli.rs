@@ -1,4 +1,5 @@
-//! Command-line entry points of the analyzer (`check`, `rules`, `explain`, `query`, `trace`, ...).
+//! Command-line entry points of the analyzer (`check`, `rules`, `explain`, `query`, `trace`,
+//! `verify`, ...).
 //!
 //! This is the CLI edge: `anyhow` errors (mapped to exit 2 by `main`), stdout for reports,
 //! stderr for diagnostics, a progress spinner only when stdout is a terminal, and a closed pipe
@@ -133,15 +134,7 @@ pub struct DiffArgs {
     pub fail_on: Severity,
 }
 
-/// Unreadable files as warnings on stderr, always; the scan summary too when `summary` (formats
-/// whose document does not carry it).
-fn tell_scanned(scanned: &crate::store::Scanned, summary: bool) {
-    eprint!("{}", scanned.warnings());
-    if summary {
-        eprintln!("{}", scanned.summary());
-    }
-}
-
+/// Flags of `tripline verify`.
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
     /// Output format.
@@ -163,6 +156,15 @@ fn emit(s: &str) -> anyhow::Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(e).context("cannot write to stdout"),
+    }
+}
+
+/// Unreadable files as warnings on stderr, always; the scan summary too when `summary` (formats
+/// whose document does not carry it).
+fn tell_scanned(scanned: &crate::store::Scanned, summary: bool) {
+    eprint!("{}", scanned.warnings());
+    if summary {
+        eprintln!("{}", scanned.summary());
     }
 }
 

@@ -253,8 +253,51 @@ pub async fn scan_store(
     filter: &ScanFilter,
     projection: &Projection,
 ) -> Result<StoreScan, LoadError> {
-    let snapshot = Snapshot::take(data_dir)?;
+    let mut snapshot = Snapshot::take(data_dir)?;
     snapshot.require_data()?;
+    let (ctx, parts) = match scan_once(&snapshot, data_dir, filter, projection).await {
+        Ok(done) => done,
+        // A file whose footer is fine but whose data is not: find it by decoding the files,
+        // name it, skip it and scan the rest once more.
+        Err(e @ LoadError::Scan { .. }) => {
+            if snapshot.skip_undecodable() == 0 {
+                return Err(e);
+            }
+            snapshot.require_data()?;
+            scan_once(&snapshot, data_dir, filter, projection).await?
+        }
+        Err(e) => return Err(e),
+    };
+    let path = data_dir.join("spans").display().to_string();
+    let scan_err = |cause| LoadError::Scan {
+        path: path.clone(),
+        cause,
+    };
+    let spans: u64 = parts.iter().map(|p| p.len() as u64).sum();
+    if spans == 0 {
+        return Err(LoadError::NoSpans(snapshot.diagnose(filter)));
+    }
+    let wal_spans = wal_spans_matching(&ctx, &snapshot, filter)
+        .await
+        .map_err(scan_err)?;
+    Ok(StoreScan {
+        parts,
+        scanned: Scanned {
+            files: snapshot.files_selected(filter),
+            spans,
+            wal_spans,
+            unreadable_files: snapshot.all_unreadable(),
+        },
+    })
+}
+
+/// One scan of the snapshot's table with `filter` and `projection`.
+async fn scan_once(
+    snapshot: &Snapshot,
+    data_dir: &Path,
+    filter: &ScanFilter,
+    projection: &Projection,
+) -> Result<(SessionContext, Vec<Vec<Option<SpanRow>>>), LoadError> {
     let ctx = SessionContext::new();
     snapshot.register(&ctx).await?;
     let path = data_dir.join("spans").display().to_string();
@@ -302,22 +345,7 @@ pub async fn scan_store(
         })??;
         parts.extend(part);
     }
-    let spans: u64 = parts.iter().map(|p| p.len() as u64).sum();
-    if spans == 0 {
-        return Err(LoadError::NoSpans(snapshot.diagnose(filter)));
-    }
-    let wal_spans = wal_spans_matching(&ctx, &snapshot, filter)
-        .await
-        .map_err(scan_err)?;
-    Ok(StoreScan {
-        parts,
-        scanned: Scanned {
-            files: snapshot.files_selected(filter),
-            spans,
-            wal_spans,
-            unreadable_files: snapshot.all_unreadable(),
-        },
-    })
+    Ok((ctx, parts))
 }
 
 /// How many of the WAL tail's spans pass `filter`.

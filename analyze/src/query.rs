@@ -39,12 +39,16 @@ pub async fn run_query(
     sql: &str,
     format: QueryFormat,
 ) -> Result<(String, Scanned), QueryError> {
-    let snapshot = Snapshot::take(data_dir)?;
+    let mut snapshot = Snapshot::take(data_dir)?;
     snapshot.require_data()?;
-    let ctx = SessionContext::new();
-    snapshot.register(&ctx).await?;
-    let df = ctx.sql(sql).await?;
-    let batches = df.collect().await?;
+    let batches = match run_sql(&snapshot, sql).await {
+        // Data behind a valid footer that cannot be read: name and skip that file, run again.
+        Err(QueryError::Sql(e)) if is_read_error(&e) && snapshot.skip_undecodable() > 0 => {
+            snapshot.require_data()?;
+            run_sql(&snapshot, sql).await?
+        }
+        other => other?,
+    };
     let scanned = Scanned {
         files: snapshot.files.len(),
         spans: snapshot.total_spans(),
@@ -52,6 +56,22 @@ pub async fn run_query(
         unreadable_files: snapshot.all_unreadable(),
     };
     Ok((render_batches(&batches, format)?, scanned))
+}
+
+async fn run_sql(snapshot: &Snapshot, sql: &str) -> Result<Vec<RecordBatch>, QueryError> {
+    let ctx = SessionContext::new();
+    snapshot.register(&ctx).await?;
+    let df = ctx.sql(sql).await?;
+    Ok(df.collect().await?)
+}
+
+/// Whether a failed query may have hit a damaged file (rather than a mistake in the SQL).
+fn is_read_error(e: &datafusion::error::DataFusionError) -> bool {
+    use datafusion::error::DataFusionError as E;
+    matches!(
+        e.find_root(),
+        E::ParquetError(_) | E::ArrowError(..) | E::External(_) | E::IoError(_) | E::ObjectStore(_)
+    )
 }
 
 /// Renders batches as a table, JSON (array of objects) or CSV.

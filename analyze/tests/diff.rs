@@ -222,6 +222,11 @@ fn json_has_the_check_contract_shape() {
     assert_eq!(first["tool"], "add_cs_interface");
     assert_eq!(v["findings"].as_array().unwrap().len(), 2);
     assert_eq!(v["coverage"][0]["rule"], "TL011");
+    // What each side's scan read (added with the scan diagnostics).
+    for side in ["baseline", "candidate"] {
+        assert_eq!(v["scanned"][side]["files"], 1, "{v}");
+        assert!(v["scanned"][side]["spans"].as_u64() > Some(0), "{v}");
+    }
 }
 
 #[test]

@@ -78,7 +78,19 @@ fn filters_are_pushed_down_and_partitions_pruned() {
         chrono::Utc::now(),
     )
     .unwrap();
-    assert_eq!(count(dir.path(), since), na);
+    assert_eq!(count(dir.path(), since.clone()), na);
+    let scan = rt()
+        .block_on(analyze::load::scan_store(
+            dir.path(),
+            &since,
+            &Projection::base(),
+        ))
+        .unwrap();
+    assert_eq!(
+        (scan.scanned.files, scan.scanned.spans),
+        (1, na as u64),
+        "only the file in the selected partition counts as scanned"
+    );
     let until = ScanFilter::parse(
         None,
         Some("2026-11-30T00:53:00Z"),

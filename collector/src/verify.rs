@@ -437,7 +437,19 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
             );
         }
     }
-    let wal = scan_wal(data_dir, |_, _| {});
+    let wal_dir = data_dir.join(WAL_DIR);
+    let mut undecodable = Vec::new();
+    let wal = scan_wal(data_dir, |seq, payload| {
+        if let Err(e) = crate::wal::ipc::decode(&payload) {
+            undecodable.push((seq, e.to_string()));
+        }
+    });
+    for (seq, e) in undecodable {
+        problem(
+            &wal_dir,
+            format!("WAL record {seq} is not a readable Arrow batch ({e}); it cannot be replayed"),
+        );
+    }
     for d in &wal.damage {
         problem(
             &d.segment,
@@ -450,7 +462,7 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
     if let Some(c) = &wal.checkpoint {
         if c.durable_below > wal.next_seq {
             problem(
-                &data_dir.join(WAL_DIR).join(crate::wal::checkpoint::FILE_NAME),
+                &wal_dir.join(crate::wal::checkpoint::FILE_NAME),
                 format!(
                     "checkpoint says records below {} are durable, but the WAL's next sequence number is {}",
                     c.durable_below, wal.next_seq

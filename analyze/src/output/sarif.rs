@@ -86,9 +86,13 @@ pub fn render_sarif_with(report: &Report, scanned: Option<&Scanned>) -> String {
                 }
             },
             "results": results,
-            "properties": { "coverage": report.coverage, "scanned": scanned },
+            "properties": { "coverage": report.coverage },
         }]
     });
+    let mut doc = doc;
+    if let (Some(scanned), Some(props)) = (scanned, doc["runs"][0]["properties"].as_object_mut()) {
+        props.insert("scanned".into(), json!(scanned));
+    }
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s

@@ -21,19 +21,26 @@ use datafusion::object_store::{
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
-/// Delegates everything to `inner`, but lists only `allowed` objects.
+/// Delegates everything to `inner`, but lists only `allowed` objects below `scope` (objects
+/// elsewhere, e.g. a file a user's SQL names, are listed as they are).
 #[derive(Debug)]
 pub struct AllowListed {
     inner: Arc<dyn ObjectStore>,
+    scope: Path,
     allowed: Arc<HashSet<Path>>,
 }
 
 impl AllowListed {
-    pub fn new(inner: Arc<dyn ObjectStore>, allowed: HashSet<Path>) -> Self {
+    pub fn new(inner: Arc<dyn ObjectStore>, scope: Path, allowed: HashSet<Path>) -> Self {
         Self {
             inner,
+            scope,
             allowed: Arc::new(allowed),
         }
+    }
+
+    fn listed(scope: &Path, allowed: &HashSet<Path>, location: &Path) -> bool {
+        !location.prefix_matches(scope) || allowed.contains(location)
     }
 }
 
@@ -84,15 +91,19 @@ impl ObjectStore for AllowListed {
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
         let allowed = Arc::clone(&self.allowed);
+        let scope = self.scope.clone();
         self.inner
             .list(prefix)
-            .try_filter(move |m| futures::future::ready(allowed.contains(&m.location)))
+            .try_filter(move |m| {
+                futures::future::ready(Self::listed(&scope, &allowed, &m.location))
+            })
             .boxed()
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
         let mut r = self.inner.list_with_delimiter(prefix).await?;
-        r.objects.retain(|m| self.allowed.contains(&m.location));
+        r.objects
+            .retain(|m| Self::listed(&self.scope, &self.allowed, &m.location));
         Ok(r)
     }
 

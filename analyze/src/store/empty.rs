@@ -12,7 +12,7 @@ pub enum NoSpans {
     /// `<data_dir>/spans` does not exist and nothing is in the WAL.
     #[error("no spans/ directory in {data_dir}: this is not a tripline store{hint}")]
     NoSpansDir { data_dir: PathBuf, hint: String },
-    /// The store exists but holds no span.
+    /// The store exists (`spans/` or `wal/`) but holds no span.
     #[error("the store in {data_dir} is empty: no part files under spans/ and no acknowledged spans in the WAL{wal}; ingest or collect some first (`tripline ingest FILE`, `tripline collect`)")]
     Empty { data_dir: PathBuf, wal: String },
     /// Every part file is unreadable.
@@ -38,7 +38,8 @@ pub(super) fn diagnose_empty(s: &Snapshot) -> NoSpans {
             s.wal_problems.len()
         )
     };
-    if !spans.is_dir() {
+    // A collector that has received nothing yet leaves `wal/` and no `spans/`: a store, empty.
+    if !spans.is_dir() && !s.data_dir.join(collector::layout::WAL_DIR).is_dir() {
         return NoSpans::NoSpansDir {
             data_dir: s.data_dir.clone(),
             hint: hint_for(&s.data_dir),

@@ -63,7 +63,7 @@ impl Scanned {
         );
         if self.wal_spans > 0 {
             s.push_str(&format!(
-                ", {} of them acknowledged but still in the WAL (not yet committed to Parquet)",
+                ", {} of them acknowledged but still in the WAL (a running collector commits them to Parquet within --max-file-age-secs)",
                 self.wal_spans
             ));
         }
@@ -149,6 +149,29 @@ impl Snapshot {
             wal_batches,
             wal_problems,
         })
+    }
+
+    /// Decodes every readable part file in full and moves those that fail to `unreadable`
+    /// (after a scan failed on data behind a valid footer). Returns how many were moved.
+    pub fn skip_undecodable(&mut self) -> usize {
+        let (good, bad): (Vec<_>, Vec<_>) = std::mem::take(&mut self.files)
+            .into_iter()
+            .map(|f| {
+                let r = collector::verify::decode_all(&f.path);
+                (f, r)
+            })
+            .partition(|(_, r)| r.is_ok());
+        self.files = good.into_iter().map(|(f, _)| f).collect();
+        for (f, r) in &bad {
+            self.unreadable.push(Unreadable {
+                path: f.path.display().to_string(),
+                error: format!(
+                    "data unreadable ({})",
+                    r.as_ref().err().map_or("", String::as_str)
+                ),
+            });
+        }
+        bad.len()
     }
 
     /// Spans in the readable part files.
@@ -269,7 +292,9 @@ impl Snapshot {
                 datafusion::object_store::path::Path::from_absolute_path(spans_dir.join(rel)).ok()
             })
             .collect();
-        let store = allowlist::AllowListed::new(Arc::new(LocalFileSystem::new()), allowed);
+        let scope = datafusion::object_store::path::Path::from_absolute_path(spans_dir)
+            .map_err(|e| scan_err(datafusion::error::DataFusionError::External(Box::new(e))))?;
+        let store = allowlist::AllowListed::new(Arc::new(LocalFileSystem::new()), scope, allowed);
         ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
         let url = ListingTableUrl::parse(&path).map_err(scan_err)?;
         let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
@@ -332,7 +357,7 @@ mod tests {
         };
         assert_eq!(
             s.summary(),
-            "scanned 120 span(s) in 3 part file(s), 7 of them acknowledged but still in the WAL (not yet committed to Parquet); 1 file(s) could not be read and were skipped"
+            "scanned 120 span(s) in 3 part file(s), 7 of them acknowledged but still in the WAL (a running collector commits them to Parquet within --max-file-age-secs); 1 file(s) could not be read and were skipped"
         );
         assert_eq!(s.warnings(), "warning: skipped p: bad\n");
     }
