@@ -241,14 +241,18 @@ fn listen_addr(value: &str) -> Result<SocketAddr, String> {
     use std::net::ToSocketAddrs;
     let addrs: Vec<SocketAddr> = value
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve `{value}` ({e}); give HOST:PORT, e.g. 127.0.0.1:4318"))?
+        .map_err(|e| {
+            format!("cannot resolve `{value}` ({e}); give HOST:PORT, e.g. 127.0.0.1:4318")
+        })?
         .collect();
     addrs
         .iter()
         .find(|a| a.is_ipv4())
         .or_else(|| addrs.first())
         .copied()
-        .ok_or_else(|| format!("`{value}` resolves to no address; give HOST:PORT, e.g. 127.0.0.1:4318"))
+        .ok_or_else(|| {
+            format!("`{value}` resolves to no address; give HOST:PORT, e.g. 127.0.0.1:4318")
+        })
 }
 
 #[cfg(test)]
