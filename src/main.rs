@@ -15,13 +15,14 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "tripline",
     version,
-    about = "Find the silent breakage in AI agents that call tools over MCP"
+    about = "Find the silent breakage in AI agents that call tools over MCP",
+    max_term_width = 100
 )]
 struct Cli {
     /// Directory of the Parquet span store.
@@ -99,6 +100,13 @@ enum Command {
     Verify(analyze::cli::VerifyArgs),
     /// Start a collector, play the sample scenarios into it and print the report.
     Demo(demo::DemoArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout: `tripline man > tripline.1`.
+    Man,
 }
 
 fn main() -> ExitCode {
@@ -117,6 +125,19 @@ fn main() -> ExitCode {
         Command::Diff(a) => analyze::cli::diff(&data_dir, a),
         Command::Verify(a) => analyze::cli::verify(&data_dir, a),
         Command::Demo(a) => demo::run(a),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "tripline",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => clap_mangen::Man::new(Cli::command())
+            .render(&mut std::io::stdout())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(anyhow::Error::from),
     };
     match outcome {
         Ok(code) => code,
