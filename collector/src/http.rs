@@ -60,6 +60,11 @@ async fn health(State(state): State<Arc<HttpState>>) -> Response {
             "parquet writes are failing ({}): new data is refused until the writer recovers",
             crate::telemetry::cut(&why)
         ))
+    } else if let Some(why) = pipeline.wal_failure() {
+        Some(format!(
+            "the last write to the WAL failed ({}): requests are refused until a write succeeds",
+            crate::telemetry::cut(&why)
+        ))
     } else if pipeline.is_full() {
         Some(format!(
             "the queue to the Parquet writer is full ({} batches): storage is not keeping up",

@@ -89,6 +89,8 @@ pub struct Pipeline {
     syncer_stop: Arc<AtomicBool>,
     syncer: Mutex<Option<JoinHandle<()>>>,
     replayed_records: u64,
+    /// The error of the last WAL append while appends fail (for `/health`).
+    wal_failure: Mutex<Option<String>>,
 }
 
 impl Pipeline {
@@ -225,6 +227,7 @@ impl Pipeline {
             syncer_stop,
             syncer: Mutex::new(syncer),
             replayed_records: replayed,
+            wal_failure: Mutex::new(None),
         })
     }
 
@@ -253,6 +256,12 @@ impl Pipeline {
     /// data is refused with 503 before it is read, until the writer has caught up from the WAL.
     pub fn degraded(&self) -> Option<String> {
         self.control.degraded()
+    }
+
+    /// Why the last WAL append failed, or `None` once one has succeeded again. Not used for
+    /// admission (the next request is the probe that clears it), only for `/health`.
+    pub fn wal_failure(&self) -> Option<String> {
+        self.wal_failure.lock().ok().and_then(|f| f.clone())
     }
 
     /// True while [`Pipeline::degraded`] has a reason.
@@ -302,24 +311,36 @@ impl Pipeline {
             .clone()
             .ok_or(SubmitError::ShuttingDown)?;
         let received = Instant::now();
-        let (seq, sent) = self.wal.append(&payload, |seq| {
+        let appended = self.wal.append(&payload, |seq| {
             tx.send(Msg::Batch(Queued {
                 seq,
                 batch: batch.clone(),
                 received,
                 reservation: Some(reservation),
             }))
-        })?;
+        });
+        let (seq, sent) = appended.map_err(|e| self.wal_failed(e))?;
         Stats::add(&self.stats.wal_bytes_appended, payload.len() as u64);
         self.stats
             .wal_bytes_on_disk
             .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
-        self.wal.commit(seq)?;
+        self.wal.commit(seq).map_err(|e| self.wal_failed(e))?;
+        if let Ok(mut failure) = self.wal_failure.lock() {
+            failure.take();
+        }
         if sent.is_err() {
             // In the WAL (replayed on the next start) but the writer is gone: do not ack.
             return Err(SubmitError::ShuttingDown);
         }
         Ok(())
+    }
+
+    /// Remember a failed WAL append or fsync for `/health`, and hand the error on.
+    fn wal_failed(&self, e: WalError) -> SubmitError {
+        if let Ok(mut failure) = self.wal_failure.lock() {
+            *failure = Some(e.to_string());
+        }
+        SubmitError::Wal(e)
     }
 
     /// Commit every open Parquet file now.

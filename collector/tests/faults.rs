@@ -62,8 +62,10 @@ fn wal_write_failure_is_not_acknowledged_and_appends_resume() {
             .expect_err("a failed WAL append is not acknowledged");
         assert!(matches!(e, SubmitError::Wal(_)), "{e}");
     }
+    assert!(p.wal_failure().is_some(), "/health sees the failing WAL");
     fail::remove("wal::write");
     acked.extend(submit_all(&p, 6..10));
+    assert_eq!(p.wal_failure(), None, "a successful append clears it");
     assert_eq!(acked.len(), 7);
     // Commit and release, then more records in the same segment: the release must not delete
     // the segment that is still being appended to.
@@ -89,6 +91,7 @@ fn wal_fsync_failure_is_not_acknowledged() {
             "an unsynced record is not acknowledged"
         );
     }
+    assert!(p.wal_failure().is_some(), "/health sees the failing fsync");
     fail::remove("wal::fsync");
     acked.extend(submit_all(&p, 6..10));
     assert_eq!(acked.len(), 7);
