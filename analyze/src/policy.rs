@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::model::ToolDef;
 
-/// The policy classes of DESIGN.md.
+/// The policy classes (see samples/policy.toml for an annotated example).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PolicyClass {

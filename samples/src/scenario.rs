@@ -1,6 +1,6 @@
 //! The sample scenarios: which seed system, which servers over which transport in which variant,
 //! how the host behaves, the script of model turns / approvals / calls, and the rule codes
-//! `tripline check` must report for the resulting trace file (DESIGN.md's rule catalogue).
+//! `tripline check` must report for the resulting trace file (the rule catalogue: `tripline rules`).
 //!
 //! One table is the single source of truth for the generator, `samples/expected.json` and the
 //! README table, so they cannot drift apart (a test compares them).

@@ -1,7 +1,7 @@
 //! Parquet writer settings every tripline file is written with.
 //!
 //! Chosen so that Spark, DuckDB, pyarrow and DataFusion all read the files and prune well
-//! (DESIGN.md "Parquet that every engine reads"):
+//! (docs/adr/0001-parquet-layout.md):
 //! - zstd level 3: a good ratio for JSON-heavy content columns at low CPU cost;
 //! - `set_coerce_types(true)`: list and map children carry the names the Parquet spec uses
 //!   (`element`, `key_value`), which Spark and pyarrow expect;

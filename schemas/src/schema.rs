@@ -5,7 +5,7 @@
 //! users query it by these names. Columns are only ever *added* (nullable) in a new
 //! [`SCHEMA_VERSION`]; a rename is a breaking change and shows up in the layout snapshot test.
 //!
-//! Encoding choices (see DESIGN.md "Parquet that every engine reads"):
+//! Encoding choices (see docs/adr/0001-parquet-layout.md):
 //! - ids are `Binary` (16 / 8 bytes, length checked at ingest): fixed-size binary reads everywhere
 //!   but Spark never prunes on it, and a UUID-annotated one makes Spark reject the table;
 //! - `start_time` / `end_time` are `Timestamp(Microsecond, UTC)` because Spark rejects nanosecond

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::{Rule, Severity};
 use crate::model::{Call, Model, SpanId, TraceId};
 
-/// One finding. Serialised exactly as DESIGN.md's JSON contract: `rule`, `name`, `severity`,
+/// One finding. Serialised exactly as docs/json-output.md's contract: `rule`, `name`, `severity`,
 /// `trace_id` / `span_id` (lowercase hex), `conversation_id`, `tool`, `message`, `related`.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Finding {

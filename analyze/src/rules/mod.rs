@@ -4,7 +4,8 @@
 //! (`tripline explain CODE` prints the docs) and registered by one line in [`RULES`]. Every rule
 //! reports **coverage** next to its findings: how many candidates it examined and how many lacked
 //! the data it needs, with the reason, so silence is never mistaken for health.
-//! See /work/notes/analyze-framework.md (and `docs` in this module) for how to add a rule.
+//! To add a rule: a new `tlNNN_slug.rs` implementing [`Rule`] with its [`RuleDocs`], one line in
+//! [`RULES`], and fixtures plus a snapshot under `analyze/tests/`.
 
 pub mod approvals;
 pub mod context;

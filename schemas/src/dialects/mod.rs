@@ -1,6 +1,6 @@
 //! The dialect registry: how each instrumentation names the facts the canonical row holds.
 //!
-//! Instrumentations disagree on names (DESIGN.md "Dialects"): the tool is `gen_ai.tool.name` in the
+//! Instrumentations disagree on names (the dialect table, `schemas/src/dialects/`): the tool is `gen_ai.tool.name` in the
 //! semantic conventions, `traceloop.entity.name` (or the span name `{tool}.tool`) in Traceloop,
 //! `mcp.tool.name` in OpenLIT and Sentry, `tool.name` in OpenInference. Rather than `if` chains in
 //! the converter, every dialect is *data*: a [`Dialect`] says how to recognise it (scope name
