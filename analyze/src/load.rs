@@ -29,6 +29,15 @@ pub const TABLE: &str = "spans";
 /// Hive partition columns of the store, both read as text.
 pub const PARTITION_COLUMNS: [&str; 2] = ["date", "hour"];
 
+/// The type of a partition column as the analyzer's table declares it: `date` text
+/// (`YYYY-MM-DD`), `hour` an integer, so `ORDER BY hour` sorts 9 before 10.
+pub fn partition_type(name: &str) -> arrow::datatypes::DataType {
+    match name {
+        "hour" => arrow::datatypes::DataType::Int32,
+        _ => arrow::datatypes::DataType::Utf8,
+    }
+}
+
 /// Columns every rule can rely on. Content columns are NOT in here.
 pub const BASE_COLUMNS: &[&str] = &[
     c::TRACE_ID,

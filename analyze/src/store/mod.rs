@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
@@ -302,7 +302,7 @@ impl Snapshot {
             .with_table_partition_cols(
                 PARTITION_COLUMNS
                     .iter()
-                    .map(|p| (p.to_string(), DataType::Utf8))
+                    .map(|p| (p.to_string(), crate::load::partition_type(p)))
                     .collect(),
             );
         let config = ListingTableConfig::new(url)
@@ -317,7 +317,11 @@ fn table_schema() -> SchemaRef {
     let base = schemas::span_schema();
     let mut fields: Vec<Arc<Field>> = base.fields().iter().cloned().collect();
     for p in PARTITION_COLUMNS {
-        fields.push(Arc::new(Field::new(p, DataType::Utf8, false)));
+        fields.push(Arc::new(Field::new(
+            p,
+            crate::load::partition_type(p),
+            false,
+        )));
     }
     Arc::new(Schema::new_with_metadata(fields, base.metadata().clone()))
 }

@@ -148,8 +148,8 @@ fn with_partitions(
             "date" => std::sync::Arc::new(StringArray::from_iter_values(
                 keys.iter().map(|(d, _)| d.as_str()),
             )) as ArrayRef,
-            "hour" => std::sync::Arc::new(StringArray::from_iter_values(
-                keys.iter().map(|(_, h)| h.as_str()),
+            "hour" => std::sync::Arc::new(arrow::array::Int32Array::from_iter_values(
+                keys.iter().map(|(_, h)| h.parse::<i32>().unwrap_or(0)),
             )) as ArrayRef,
             name => match batch.column_by_name(name) {
                 Some(c) => c.clone(),
