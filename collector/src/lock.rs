@@ -162,19 +162,32 @@ impl DataDirLock {
     }
 }
 
-/// The holder of `data_dir`'s lock right now, or `None` when nobody holds it. For reading
-/// commands that want to say "a collector is writing here" (never blocks, never keeps the lock).
-pub fn current_holder(data_dir: &Path) -> Option<Holder> {
-    let path = data_dir.join(LOCK_FILE);
-    let file = File::open(&path).ok()?;
+/// Whether a writer holds `data_dir`'s lock right now. Probed with a non-blocking *shared* lock,
+/// released at once, so probes never block each other or a writer; a missing lock file means no
+/// writer.
+pub fn is_held(data_dir: &Path) -> std::io::Result<bool> {
+    let file = match File::open(data_dir.join(LOCK_FILE)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
     match file.try_lock_shared() {
         Ok(()) => {
             let _ = file.unlock();
-            None
+            Ok(false)
         }
-        Err(TryLockError::WouldBlock) => Some(read_holder(&path).unwrap_or_default()),
-        Err(TryLockError::Error(_)) => None,
+        Err(TryLockError::WouldBlock) => Ok(true),
+        Err(TryLockError::Error(e)) => Err(e),
     }
+}
+
+/// The holder of `data_dir`'s lock right now, or `None` when nobody holds it. For reading
+/// commands that want to say "a collector is writing here" (never blocks, never keeps the lock).
+pub fn current_holder(data_dir: &Path) -> Option<Holder> {
+    if !is_held(data_dir).unwrap_or(false) {
+        return None;
+    }
+    Some(read_holder(&data_dir.join(LOCK_FILE)).unwrap_or_default())
 }
 
 fn read_holder(path: &Path) -> Option<Holder> {

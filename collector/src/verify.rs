@@ -2,7 +2,7 @@
 //! metadata checked, the WAL is read frame by frame against its checkpoint, and leftover
 //! temporary files are listed, so a damaged store is found before a query silently skips data.
 //!
-//! The building blocks ([`part_files`], [`read_footer`], [`scan_wal`], [`writer_lock_held`]) are
+//! The building blocks ([`part_files`], [`read_footer`], [`scan_wal`], [`crate::lock::is_held`]) are
 //! also how the analyzer takes its snapshot of a store: it validates footers before a scan and
 //! reads the acknowledged rows that are still only in the WAL. They only ever read: nothing here
 //! opens a file for writing, truncates a torn tail or removes a temporary file (the collector does
@@ -152,30 +152,6 @@ pub fn decode_all(path: &Path) -> Result<u64, String> {
 pub fn known_schema_version(v: &str) -> bool {
     let current: u32 = schemas::SCHEMA_VERSION.parse().unwrap_or(1);
     v.parse::<u32>().is_ok_and(|n| (1..=current).contains(&n))
-}
-
-/// Whether a writer (a running collector or import) holds `<data_dir>/LOCK`. Tested with a
-/// non-blocking `flock` of our own, released at once; a missing lock file means no writer.
-pub fn writer_lock_held(data_dir: &Path) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    let file = match File::open(data_dir.join(LOCK_FILE)) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    let fd = file.as_raw_fd();
-    // SAFETY: flock on a file descriptor we own and keep open for the duration of the call.
-    if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        // SAFETY: as above; releasing the lock we just took.
-        unsafe { libc::flock(fd, libc::LOCK_UN) };
-        return Ok(false);
-    }
-    let err = std::io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Ok(true)
-    } else {
-        Err(err)
-    }
 }
 
 /// A damaged spot in the WAL.
@@ -372,7 +348,7 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
     };
     let mut report = VerifyReport {
         data_dir: data_dir.to_path_buf(),
-        writer_running: writer_lock_held(data_dir).map_err(io)?,
+        writer_running: crate::lock::is_held(data_dir).map_err(io)?,
         ..VerifyReport::default()
     };
     let mut problems: Vec<Problem> = Vec::new();
@@ -538,18 +514,16 @@ mod tests {
 
     #[test]
     fn the_lock_is_seen_held_only_while_someone_holds_it() {
+        use crate::lock::is_held;
         use std::os::fd::AsRawFd;
         let dir = tempfile::tempdir().unwrap();
-        assert!(!writer_lock_held(dir.path()).unwrap(), "no lock file");
+        assert!(!is_held(dir.path()).unwrap(), "no lock file");
         let f = File::create(dir.path().join(LOCK_FILE)).unwrap();
-        assert!(!writer_lock_held(dir.path()).unwrap());
+        assert!(!is_held(dir.path()).unwrap());
         // SAFETY: flock on a descriptor we own.
         assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
-        assert!(writer_lock_held(dir.path()).unwrap());
+        assert!(is_held(dir.path()).unwrap());
         drop(f);
-        assert!(
-            !writer_lock_held(dir.path()).unwrap(),
-            "released with the fd"
-        );
+        assert!(!is_held(dir.path()).unwrap(), "released with the fd");
     }
 }

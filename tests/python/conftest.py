@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from collector_process import Collector  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# CI lays a read-only copy of shared/ beside the clone; developers have it beside /work/main.
+# CI lays a read-only copy of shared/ beside the clone; developers keep it beside their checkout.
 RECORDINGS = REPO_ROOT.parent / "shared" / "recordings"
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

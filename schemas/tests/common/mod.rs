@@ -20,7 +20,6 @@ pub fn recordings_dir() -> PathBuf {
     let candidates = [
         manifest.join("../../shared/recordings"),
         manifest.join("../shared/recordings"),
-        PathBuf::from("/work/shared/recordings"),
     ];
     for c in &candidates {
         if c.join("MANIFEST.md").is_file() {
