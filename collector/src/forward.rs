@@ -146,20 +146,9 @@ impl Forwarder {
 
 /// The message of a `google.rpc.Status` body (protobuf), else the body as text, cut short.
 fn status_message(bytes: &[u8]) -> String {
-    #[derive(Clone, PartialEq, prost::Message)]
-    struct Status {
-        #[prost(int32, tag = "1")]
-        code: i32,
-        #[prost(string, tag = "2")]
-        message: String,
-    }
-    let text = match Status::decode(bytes) {
+    let text = match crate::otlp_response::RpcStatus::decode(bytes) {
         Ok(s) if !s.message.is_empty() => s.message,
         _ => String::from_utf8_lossy(bytes).into_owned(),
     };
-    let mut cut: String = text.chars().take(300).collect();
-    if cut.len() < text.len() {
-        cut.push('…');
-    }
-    cut
+    crate::telemetry::cut(&text).into_owned()
 }
