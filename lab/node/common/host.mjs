@@ -1,0 +1,148 @@
+// Scripted agent host: no LLM. It opens an MCP session (initialize + tools/list, outside any agent
+// run, as real hosts do), then plays one scenario from scenarios.mjs as an agent run with the
+// GenAI spans a real agent framework emits (invoke_agent > chat > execute_tool, guardrail spans
+// for approvals), calling the tools through the MCP TypeScript SDK client. The profile's
+// instrument.mjs adds the library under test. Host content capture is off: the host records tool
+// names, call ids and definitions, never arguments or results, so what is observable about a
+// result is what the library records.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { trace, context, SpanKind } from "@opentelemetry/api";
+import * as clientIndex from "@modelcontextprotocol/sdk/client/index.js";
+import * as clientStdio from "@modelcontextprotocol/sdk/client/stdio.js";
+import * as clientHttp from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SCENARIOS, AGENT } from "./scenarios.mjs";
+
+const name = process.env.LAB_SCENARIO;
+const scenario = SCENARIOS[name];
+if (!scenario) throw new Error(`unknown LAB_SCENARIO ${name}; one of ${Object.keys(SCENARIOS).join(", ")}`);
+if (scenario.propagation === "off") process.env.LAB_PROPAGATION = "off";
+const { setup } = await import("./instrument.mjs");
+const lab = await setup("client", { clientIndex, clientStdio, clientHttp });
+const tracer = trace.getTracer("lab.scripted_host", "1.0");
+const here = path.dirname(fileURLToPath(import.meta.url));
+const transportKind = process.env.LAB_TRANSPORT || "stdio";
+const serverEnv = {
+  PATH: process.env.PATH,
+  LAB_SINK: process.env.LAB_SINK,
+  LAB_EXPORT: process.env.LAB_EXPORT || "json",
+  LAB_TRANSPORT: transportKind,
+  LAB_SERVER_VARIANT: scenario.server || "structured",
+};
+
+let serverProc;
+let transport;
+if (transportKind === "stdio") {
+  transport = new clientStdio.StdioClientTransport({
+    command: process.execPath,
+    args: [path.join(here, "server.mjs")],
+    env: serverEnv,
+    stderr: "inherit",
+  });
+} else {
+  serverProc = spawn(process.execPath, [path.join(here, "server.mjs")], { env: serverEnv, stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise((resolve, reject) => {
+    let buf = "";
+    serverProc.stdout.on("data", (d) => {
+      buf += d;
+      const m = buf.match(/LISTENING (\d+)/);
+      if (m) resolve(m[1]);
+    });
+    serverProc.on("exit", (c) => reject(new Error(`server exited ${c} before listening`)));
+  });
+  transport = new clientHttp.StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+}
+if (lab.instrumentClientTransport) lab.instrumentClientTransport(transport);
+
+const client = new clientIndex.Client({ name: "warehouse-agent-host", version: "1.0.0" });
+await client.connect(transport);
+const listed = (await client.listTools()).tools;
+
+const hex = (n) => randomBytes(n).toString("hex");
+const conv = `conv-${hex(8)}`;
+const model = "scripted-agent-model-1";
+const base = { "gen_ai.provider.name": "scripted", "gen_ai.conversation.id": conv };
+const definitions = (allow) =>
+  JSON.stringify(
+    listed
+      .filter((t) => allow.includes(t.name))
+      .map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.inputSchema })),
+  );
+
+async function inSpan(spanName, kind, attributes, fn) {
+  return tracer.startActiveSpan(spanName, { kind, attributes }, async (span) => {
+    try {
+      return await fn(span);
+    } finally {
+      span.end();
+    }
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let tokensIn = 300;
+
+await inSpan(
+  `invoke_agent ${AGENT}`,
+  SpanKind.INTERNAL,
+  { ...base, "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT, "gen_ai.agent.id": "agent-warehouse-1", "gen_ai.request.model": model },
+  async () => {
+    const turns = [...scenario.turns, { allow: scenario.turns.at(-1).allow, calls: [] }];
+    for (const turn of turns) {
+      const calls = turn.calls.map((c) => ({ ...c, id: `call_${hex(6)}` }));
+      await inSpan(`chat ${model}`, SpanKind.CLIENT, {
+        ...base,
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": model,
+        "gen_ai.response.model": model,
+        "gen_ai.response.id": `resp_${hex(6)}`,
+        "gen_ai.response.finish_reasons": [calls.length ? "tool_calls" : "stop"],
+        "gen_ai.usage.input_tokens": (tokensIn += 120),
+        "gen_ai.usage.output_tokens": 40,
+        "gen_ai.tool.definitions": definitions(turn.allow),
+      }, async () => sleep(5));
+      for (const c of calls) {
+        const toolAttrs = { ...base, "gen_ai.tool.name": c.tool, "gen_ai.tool.call.id": c.id };
+        if (c.approve) {
+          await inSpan("guardrail write-approval", SpanKind.INTERNAL, { ...toolAttrs, "guardrail.name": "write-approval", "guardrail.decision": "require_approval" }, async (span) => {
+            span.addEvent("approval.requested", { "gen_ai.tool.name": c.tool, "approval.channel": "host-ui" });
+            await sleep(10);
+            span.addEvent("approval.granted", { "gen_ai.tool.name": c.tool, "approval.actor": "end-user" });
+          });
+          await inSpan("guardrail write-approval", SpanKind.INTERNAL, { ...toolAttrs, "guardrail.name": "write-approval", "guardrail.decision": "allow" }, async () => {});
+        }
+        const description = listed.find((t) => t.name === c.tool)?.description;
+        await inSpan(`execute_tool ${c.tool}`, SpanKind.INTERNAL, {
+          ...toolAttrs,
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.type": "function",
+          ...(description ? { "gen_ai.tool.description": description } : {}),
+        }, async () => {
+          // A tool error is a result, not an exception: the host passes it back to the model.
+          await client.callTool({ name: c.tool, arguments: c.args });
+        });
+      }
+    }
+  },
+);
+
+const stdioPid = transportKind === "stdio" ? transport.pid : undefined;
+await client.close();
+if (stdioPid) {
+  // The server flushes its spans when stdin closes; wait for it to exit so nothing is cut off.
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(stdioPid, 0);
+    } catch {
+      break;
+    }
+    await sleep(100);
+  }
+}
+if (serverProc) {
+  serverProc.kill("SIGTERM");
+  await new Promise((r) => serverProc.on("exit", r));
+}
+await lab.shutdown();
