@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""Derives the ground truth of every lab recording from what its spans show, not from what the
+scenario meant: a problem the spans do not show is labelled *not observable* for its rule, never
+healthy. Writes lab/labels.json (all recordings) and <recording>/ground_truth.json (the shared
+recordings' shape: `expected_findings` with the same ids, so the same test code can read both).
+
+Run with the lab tools venv (lab/record does): it needs opentelemetry-proto for `.pb` bodies.
+"""
+import json
+import os
+import re
+import sys
+import tomllib
+
+LAB = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, LAB)
+import spans as spanlib  # noqa: E402
+
+HOST_SCOPE = "lab.scripted_host"
+SERVER_SERVICE = "warehouse-mcp-server"
+RULE_OF = {
+    "structured_output_missing": "TL001",
+    "write_without_confirmation": "TL002",
+    "prohibited_tool_executed": "TL003",
+    "broken_trace_propagation": "TL004",
+    "tool_call_outside_allowlist": "TL005",
+    "deprecated_gen_ai_system": "TL007",
+    "tool_error_retry_loop": "TL008",
+    "tool_error_masked": "TL009",
+    "exfiltration_chain": "TL010",
+}
+SCORED = sorted(set(RULE_OF.values()))
+# Attributes that carry a whole CallToolResult (or the JSON-RPC response holding one).
+FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value"]
+# Attributes that carry a lossy summary of a result (first text block, is_error flag).
+SUMMARY_RESULT = ["traceloop.entity.output"]
+DEPRECATED = ["gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"]
+
+
+def jload(v):
+    if not isinstance(v, str):
+        return None
+    try:
+        return json.loads(v)
+    except ValueError:
+        return None
+
+
+def tool_of(s):
+    a = s["attrs"]
+    if s["scope"] == HOST_SCOPE:
+        return None
+    if a.get("mcp.method.name") not in (None, "tools/call"):
+        return None
+    if a.get("gen_ai.tool.name"):
+        return a["gen_ai.tool.name"]
+    if a.get("traceloop.span.kind") == "tool":
+        return a.get("traceloop.entity.name")
+    if a.get("openinference.span.kind") == "TOOL":
+        return a.get("tool.name") or s["name"]
+    m = re.match(r"^tools/call (\S+)$", s["name"])
+    return m.group(1) if m else None
+
+
+def call_result(s):
+    """(kind, parsed) of the result payload a span carries: kind full|summary|None."""
+    for k in FULL_RESULT:
+        d = jload(s["attrs"].get(k))
+        if isinstance(d, dict) and isinstance(d.get("result"), dict) and "content" in d["result"]:
+            d = d["result"]  # a whole JSON-RPC response
+        if isinstance(d, dict) and "content" in d:
+            return "full", d, k
+    for k in SUMMARY_RESULT:
+        d = jload(s["attrs"].get(k))
+        if isinstance(d, dict):
+            return "summary", d, k
+    return None, None, None
+
+
+def call_args(s):
+    a = s["attrs"]
+    if "gen_ai.tool.call.arguments" in a:
+        return jload(a["gen_ai.tool.call.arguments"]), "gen_ai.tool.call.arguments"
+    d = jload(a.get("traceloop.entity.input"))
+    if isinstance(d, dict) and "arguments" in d:
+        return d["arguments"], "traceloop.entity.input"
+    d = jload(a.get("input.value"))
+    if isinstance(d, list) and d and isinstance(d[0], dict):
+        return d[0], "input.value"
+    if isinstance(d, dict):
+        return d, "input.value"
+    return None, None
+
+
+def classified_error(s):
+    return s["status"] == "ERROR" or "error.type" in s["attrs"]
+
+
+def derive(rec_dir, policy):
+    spans = spanlib.load(rec_dir)
+    byid = {s["span_id"]: s for s in spans}
+    host = [s for s in spans if s["scope"] == HOST_SCOPE]
+    execs = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "execute_tool"]
+    chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat"]
+    guards = [s for s in host if "guardrail.decision" in s["attrs"]]
+    lib_tool = [s for s in spans if tool_of(s)]
+
+    def ancestors(s):
+        seen = []
+        while s and s["parent"] in byid:
+            s = byid[s["parent"]]
+            seen.append(s["span_id"])
+        return seen
+
+    # Match library spans of each tool call to the host's execute_tool span: by ancestry where
+    # the trace is joined, else by order (the scenarios call tools one at a time).
+    calls = []
+    for e in execs:
+        calls.append({"exec": e, "tool": e["attrs"]["gen_ai.tool.name"], "client": [], "server": []})
+    for side, pick in (("client", lambda s: s["service"] != SERVER_SERVICE), ("server", lambda s: s["service"] == SERVER_SERVICE)):
+        side_spans = [s for s in lib_tool if pick(s)]
+        # one span per call per side: the outermost tool span
+        outer = [s for s in side_spans if not (set(ancestors(s)) & {x["span_id"] for x in side_spans})]
+        for tool in {c["tool"] for c in calls}:
+            cs = [c for c in calls if c["tool"] == tool]
+            ss = [s for s in outer if tool_of(s) == tool]
+            for c, s in zip(cs, ss):
+                c[side].append(s)
+                inner = [x for x in side_spans if s["span_id"] in ancestors(x)]
+                c[side] += inner
+    findings, not_obs, notes = [], {}, []
+
+    def nob(rule, why):
+        not_obs.setdefault(rule, [])
+        if why not in not_obs[rule]:
+            not_obs[rule].append(why)
+
+    for c in calls:
+        lib = c["client"] + c["server"]
+        c["payloads"] = [(k, d, a, s) for s in lib for (k, d, a) in [call_result(s)] if k]
+        full = [p for p in c["payloads"] if p[0] == "full"]
+        c["error_shown"] = any(p[1].get("isError") is True or p[1].get("is_error") is True for p in c["payloads"])
+        c["error_classified"] = [s for s in lib + [c["exec"]] if classified_error(s)]
+        c["args"] = None
+        for s in lib:
+            args, attr = call_args(s)
+            if args is not None:
+                c["args"], c["args_attr"] = args, f"{attr} on span {s['span_id']}"
+                break
+        c["full"] = full
+
+    # TL001: a fully captured result without structuredContent.
+    for c in calls:
+        if not c["full"]:
+            kinds = sorted({p[2] for p in c["payloads"]})
+            nob("TL001", f"{c['tool']}: result " + (f"only summarised ({', '.join(kinds)}: first text block, no structuredContent field)" if kinds else "not captured by any span"))
+            continue
+        k, d, attr, s = c["full"][0]
+        if d.get("structuredContent") is None and not d.get("isError"):
+            findings.append({
+                "id": "structured_output_missing", "tool": c["tool"],
+                "execute_tool_span_id": c["exec"]["span_id"],
+                "call_span_ids": [c["exec"]["span_id"]] + [x["span_id"] for x in c["client"] + c["server"]],
+                "evidence": f"span {s['span_id']} `{s['name']}` attribute {attr}: content is a single text block, no structuredContent",
+            })
+
+    # TL002 / TL003: writes without an approval before them (host spans).
+    for c in calls:
+        cls = policy.get(c["tool"], {}).get("policy")
+        if cls not in ("requires_approval", "prohibited"):
+            continue
+        e = c["exec"]
+        conv = e["attrs"].get("gen_ai.conversation.id")
+        prior = [g for g in guards if g["attrs"].get("gen_ai.tool.name") == c["tool"] and g["attrs"].get("gen_ai.conversation.id") == conv and g["start"] <= e["start"] and g["span_id"] != e["span_id"]]
+        decisions = [g["attrs"]["guardrail.decision"] for g in prior]
+        approved = "require_approval" in decisions and decisions[-1] == "allow"
+        if cls == "prohibited" or not approved:
+            findings.append({
+                "id": "write_without_confirmation" if cls == "requires_approval" else "prohibited_tool_executed",
+                "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
+                "evidence": f"host span {e['span_id']} `{e['name']}` (policy {cls}) has no guardrail require_approval -> allow for {c['tool']} before it in {conv}",
+            })
+
+    # TL005: a tool absent from the definitions of the model call before it.
+    for c in calls:
+        e = c["exec"]
+        before = [ch for ch in chats if ch["start"] <= e["start"] and ch["trace_id"] == e["trace_id"]]
+        if not before:
+            continue
+        ch = before[-1]
+        names = [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
+        if c["tool"] not in names:
+            findings.append({
+                "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
+                "evidence": f"chat span {ch['span_id']} gen_ai.tool.definitions = {names}; next execute_tool span {e['span_id']} calls {c['tool']}",
+            })
+
+    # TL004: server-side tool spans that are roots or name an absent parent.
+    server_spans = [s for c in calls for s in c["server"][:1]]
+    if calls and not server_spans:
+        nob("TL004", "the server process emits no span for a tools/call, so propagation cannot be judged")
+    orphans = [s for s in server_spans if not s["parent"] or s["parent"] not in byid]
+    if orphans:
+        lonely = [c["exec"] for c in calls if c["server"] and c["server"][0] in orphans]
+        findings.append({
+            "id": "broken_trace_propagation",
+            "server_spans": [{"span_id": s["span_id"], "name": s["name"], "tool": tool_of(s), "trace_id": s["trace_id"]} for s in orphans],
+            "host_execute_tool_spans_without_server_child": [{"span_id": e["span_id"], "trace_id": e["trace_id"]} for e in lonely],
+            "count": len(orphans),
+            "evidence": "; ".join(f"server span {s['span_id']} `{s['name']}` " + ("has no parent" if not s["parent"] else f"names parent {s['parent']}, absent from the recording") + f", trace {s['trace_id']}" for s in orphans),
+        })
+
+    # TL008: an isError result re-issued identically and erroring again.
+    by_key = {}
+    for c in calls:
+        e = c["exec"]
+        conv = e["attrs"].get("gen_ai.conversation.id")
+        if not c["error_shown"] and not c["error_classified"]:
+            continue
+        key = (conv, c["tool"], json.dumps(c["args"], sort_keys=True) if c["args"] is not None else None)
+        by_key.setdefault(key, []).append(c)
+    for (conv, tool, args), cs in by_key.items():
+        if len(cs) < 2:
+            continue
+        if args is None and len(cs) < 3:
+            nob("TL008", f"{tool}: arguments not captured and fewer than three errors")
+            continue
+        findings.append({
+            "id": "tool_error_retry_loop", "tool": tool, "arguments": json.loads(args) if args else None,
+            "execute_tool_span_ids": [c["exec"]["span_id"] for c in cs],
+            "evidence": f"{len(cs)} calls of {tool} in {conv}, each shown as an error ("
+            + ", ".join(sorted({(p[2] + ' isError') for c in cs for p in c['payloads'] if p[1].get('isError') or p[1].get('is_error')} | {('status ERROR/error.type on ' + s['scope']) for c in cs for s in c['error_classified']}))
+            + ")" + (f"; identical arguments {args} from {cs[0]['args_attr']}" if args else "; arguments not captured"),
+        })
+    errored_hidden = [c for c in calls if not c["payloads"] and not c["error_classified"]]
+    if errored_hidden:
+        nob("TL008", f"{len(errored_hidden)} call(s) carry neither a result nor an error classification in any span: a tool error would not be visible")
+
+    # TL009: a result showing isError while no span of that call classifies it as an error.
+    for c in calls:
+        if c["error_shown"] and not c["error_classified"]:
+            p = next(p for p in c["payloads"] if p[1].get("isError") or p[1].get("is_error"))
+            findings.append({
+                "id": "tool_error_masked", "tool": c["tool"], "execute_tool_span_id": c["exec"]["span_id"],
+                "call_span_ids": [c["exec"]["span_id"]] + [x["span_id"] for x in c["client"] + c["server"]],
+                "evidence": f"span {p[3]['span_id']} `{p[3]['name']}` {p[2]} shows isError: true; status {p[3]['status']}, no error.type on any span of the call",
+            })
+    if errored_hidden:
+        nob("TL009", f"{len(errored_hidden)} call(s): no span carries the result or an error classification")
+
+    # TL007: deprecated GenAI names without their replacement.
+    dep = [s for s in spans if any(k in s["attrs"] for k in DEPRECATED) and "gen_ai.provider.name" not in s["attrs"]]
+    if dep:
+        findings.append({"id": "deprecated_gen_ai_system", "span_ids": [s["span_id"] for s in dep], "count": len(dep),
+                         "evidence": "; ".join(f"span {s['span_id']} `{s['name']}` carries {[k for k in DEPRECATED if k in s['attrs']]}" for s in dep)})
+
+    # Library behaviour worth knowing that is not a finding.
+    split = [c for c in calls if c["client"] and c["exec"]["span_id"] not in ancestors(c["client"][0])]
+    if split:
+        s = split[0]["client"][0]
+        p = byid.get(s["parent"])
+        notes.append(f"client tool spans are not under the host's execute_tool span: e.g. {s['span_id']} `{s['name']}` is in trace {s['trace_id']} under "
+                     + (f"`{p['name']}` ({p['span_id']})" if p else "no parent") + f", the agent run is trace {split[0]['exec']['trace_id']}")
+    for c in calls:
+        for p in c["payloads"]:
+            if p[0] == "summary":
+                notes.append(f"{p[2]} summarises results (first text block and is_error only): structuredContent is not observable")
+                break
+    tl_spans = [s for s in spans if s["attrs"].get("mcp.method.name") == "tools/list" or s["name"].startswith("tools/list")]
+    for s in tl_spans:
+        d = jload(s["attrs"].get("traceloop.entity.output"))
+        if isinstance(d, dict) and d.get("tools") and "inputSchema" not in d["tools"][0]:
+            notes.append(f"tools/list result captured as a summary on span {s['span_id']} (names and descriptions only, no inputSchema/annotations): tool annotations are not observable")
+            break
+    for f in findings:
+        f["rule"] = RULE_OF[f["id"]]
+        f.setdefault("count", 1)
+    return spans, calls, findings, not_obs, sorted(set(notes))
+
+
+def main():
+    policy = tomllib.load(open(os.path.join(LAB, "policy.toml"), "rb"))["tools"]
+    rec_root = os.path.join(LAB, "recordings")
+    meta_all = json.load(open(os.path.join(LAB, "profiles.json")))
+    out = {"rules": RULE_OF, "scored_rules": SCORED, "recordings": {}}
+    for lib in sorted(os.listdir(rec_root)):
+        for rec in sorted(os.listdir(os.path.join(rec_root, lib))):
+            d = os.path.join(rec_root, lib, rec)
+            if not os.path.exists(os.path.join(d, "requests.jsonl")):
+                continue
+            spans, calls, findings, not_obs, notes = derive(d, policy)
+            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?$", rec)
+            name = f"{lib}/{rec}"
+            entry = {
+                "library": meta_all.get(lib, {}).get("library", lib),
+                "versions": meta_all.get(lib, {}).get("versions", {}),
+                "scenario": m.group(1) if m else rec,
+                "transport": "http" if m and m.group(2) else "stdio",
+                "export": "protobuf" if m and m.group(3) else "json",
+                "spans": len(spans),
+                "tool_calls": len(calls),
+                "negative_control": not findings,
+                "expected": {f["rule"]: sum(x["count"] for x in findings if x["rule"] == f["rule"]) for f in findings},
+                "expected_findings": findings,
+                "not_observable": {r: v for r, v in sorted(not_obs.items())},
+                "notes": notes,
+            }
+            out["recordings"][name] = entry
+            gt = {"recording": name, "meta": {k: entry[k] for k in ("library", "versions", "scenario", "transport", "export")},
+                  "expected_findings": [f for f in findings if f["id"] != "tool_error_masked"],
+                  "lab_extra_findings": [f for f in findings if f["id"] == "tool_error_masked"],
+                  "not_observable": entry["not_observable"], "notes": notes}
+            with open(os.path.join(d, "ground_truth.json"), "w") as f:
+                json.dump(gt, f, indent=1, sort_keys=False)
+                f.write("\n")
+    with open(os.path.join(LAB, "labels.json"), "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    n = len(out["recordings"])
+    neg = sum(1 for r in out["recordings"].values() if r["negative_control"])
+    print(f"labels: {n} recordings, {neg} negative controls, {sum(len(r['expected_findings']) for r in out['recordings'].values())} labels")
+
+
+if __name__ == "__main__":
+    main()
