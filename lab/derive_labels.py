@@ -28,6 +28,7 @@ RULE_OF = {
     "tool_error_retry_loop": "TL008",
     "tool_error_masked": "TL009",
     "exfiltration_chain": "TL010",
+    "annotation_policy_mismatch": "TL006",
 }
 SCORED = sorted(set(RULE_OF.values()))
 # Attributes that carry a whole CallToolResult (or the JSON-RPC response holding one).
@@ -62,10 +63,19 @@ def tool_of(s):
     return m.group(1) if m else None
 
 
+def from_repr(v):
+    """A CallToolResult rendered as a Python repr (`meta=None content=[...] structuredContent=None
+    isError=True`), as the AWS distro records it: the facts are there, in another syntax."""
+    if not isinstance(v, str) or "content=[" not in v or "isError=" not in v:
+        return None
+    return {"content": "repr", "structuredContent": None if re.search(r"\bstructuredContent=None\b", v) else "present",
+            "isError": bool(re.search(r"\bisError=True\b", v))}
+
+
 def call_result(s):
-    """(kind, parsed) of the result payload a span carries: kind full|summary|None."""
+    """(kind, parsed, attribute) of the result payload a span carries: kind full|summary|None."""
     for k in FULL_RESULT:
-        d = jload(s["attrs"].get(k))
+        d = jload(s["attrs"].get(k)) or from_repr(s["attrs"].get(k))
         if isinstance(d, dict) and isinstance(d.get("result"), dict) and "content" in d["result"]:
             d = d["result"]  # a whole JSON-RPC response
         if isinstance(d, dict) and "content" in d:
@@ -228,6 +238,7 @@ def derive(rec_dir, policy):
         findings.append({
             "id": "tool_error_retry_loop", "tool": tool, "arguments": json.loads(args) if args else None,
             "execute_tool_span_ids": [c["exec"]["span_id"] for c in cs],
+            "call_span_ids": [x["span_id"] for c in cs for x in [c["exec"]] + c["client"] + c["server"]],
             "evidence": f"{len(cs)} calls of {tool} in {conv}, each shown as an error ("
             + ", ".join(sorted({(p[2] + ' isError') for c in cs for p in c['payloads'] if p[1].get('isError') or p[1].get('is_error')} | {('status ERROR/error.type on ' + s['scope']) for c in cs for s in c['error_classified']}))
             + ")" + (f"; identical arguments {args} from {cs[0]['args_attr']}" if args else "; arguments not captured"),
@@ -247,6 +258,27 @@ def derive(rec_dir, policy):
             })
     if errored_hidden:
         nob("TL009", f"{len(errored_hidden)} call(s): no span carries the result or an error classification")
+
+    # TL006: annotations from a complete tools/list result against the policy file.
+    listed = None
+    for s in spans:
+        for k in FULL_RESULT + SUMMARY_RESULT:
+            d = jload(s["attrs"].get(k))
+            if isinstance(d, dict) and isinstance(d.get("result"), dict):
+                d = d["result"]
+            if isinstance(d, dict) and isinstance(d.get("tools"), list) and d["tools"] and "inputSchema" in d["tools"][0]:
+                listed = (s, k, d["tools"])
+    if listed is None:
+        nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
+    else:
+        s, k, tools = listed
+        for t in tools:
+            a = t.get("annotations") or {}
+            implied = "automatic" if a.get("readOnlyHint") else ("requires_approval" if a.get("destructiveHint") is False else "prohibited")
+            want = policy.get(t["name"], {}).get("policy")
+            if want and want != implied:
+                findings.append({"id": "annotation_policy_mismatch", "tool": t["name"], "call_span_ids": [s["span_id"]],
+                                 "evidence": f"span {s['span_id']} {k}: {t['name']} annotations {a} imply {implied}, policy says {want}"})
 
     # TL007: deprecated GenAI names without their replacement.
     dep = [s for s in spans if any(k in s["attrs"] for k in DEPRECATED) and "gen_ai.provider.name" not in s["attrs"]]
@@ -290,13 +322,14 @@ def main():
                 continue
             spans, calls, findings, not_obs, notes = derive(d, policy)
             m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?$", rec)
+            exts = {f.split(".", 1)[1] for f in os.listdir(d) if re.match(r"^\d{4}-traces\.", f)}
             name = f"{lib}/{rec}"
             entry = {
                 "library": meta_all.get(lib, {}).get("library", lib),
                 "versions": meta_all.get(lib, {}).get("versions", {}),
                 "scenario": m.group(1) if m else rec,
                 "transport": "http" if m and m.group(2) else "stdio",
-                "export": "protobuf" if m and m.group(3) else "json",
+                "export": "+".join(sorted("protobuf" if e.startswith("pb") else "json" for e in exts)),
                 "spans": len(spans),
                 "tool_calls": len(calls),
                 "negative_control": not findings,

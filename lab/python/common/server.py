@@ -1,0 +1,77 @@
+"""Warehouse-inventory MCP server on the official Python SDK's FastMCP (mcp 1.x), the same tools
+as lab/node/common/server.mjs, over stdio or Streamable HTTP (LAB_TRANSPORT). LAB_SERVER_VARIANT=text
+makes get_stock_level return a JSON text block only (no outputSchema). A tool error is raised as
+an exception, which FastMCP turns into a result with isError: true. The profile module
+(lab_profile.py) decides what telemetry the process emits."""
+import json
+import os
+
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel
+
+import lab_profile
+
+lab_profile.setup("server")
+variant = os.environ.get("LAB_SERVER_VARIANT", "structured")
+port = int(os.environ.get("LAB_PORT", "0") or 0)
+mcp = FastMCP("warehouse-inventory", host="127.0.0.1", port=port or 8000, log_level="WARNING")
+
+STOCK = {"SKU-1001": {"sku": "SKU-1001", "on_hand": 42, "reserved": 5, "bin": "A-03-2"}}
+SUPPLIERS = {"SKU-1001": {"sku": "SKU-1001", "supplier": "Northwind Fasteners", "lead_time_days": 6}}
+READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+
+
+class Stock(BaseModel):
+    sku: str
+    on_hand: int
+    reserved: int
+    bin: str
+
+
+class Supplier(BaseModel):
+    sku: str
+    supplier: str
+    lead_time_days: int
+
+
+class Adjusted(BaseModel):
+    sku: str
+    on_hand: int
+
+
+class Orders(BaseModel):
+    sku: str
+    orders: list[str]
+
+
+if variant == "structured":
+    @mcp.tool(description="Units on hand and reserved for one SKU, with its bin location.", annotations=READ)
+    def get_stock_level(sku: str) -> Stock:
+        return Stock(**STOCK.get(sku, {"sku": sku, "on_hand": 0, "reserved": 0, "bin": "-"}))
+else:
+    @mcp.tool(description="Units on hand and reserved for one SKU, with its bin location.", annotations=READ, structured_output=False)
+    def get_stock_level(sku: str) -> str:
+        return json.dumps(STOCK.get(sku, {"sku": sku, "on_hand": 0, "reserved": 0, "bin": "-"}))
+
+
+@mcp.tool(description="The supplier and lead time for one SKU.", annotations=READ)
+def lookup_supplier(sku: str) -> Supplier:
+    if sku not in SUPPLIERS:
+        raise ValueError(f"Unknown SKU {sku}: no supplier on file")
+    return Supplier(**SUPPLIERS[sku])
+
+
+@mcp.tool(description="Books a stock correction (write-off or found units) for one SKU. Needs a human confirmation.",
+          annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False))
+def adjust_stock(sku: str, delta: int, reason: str) -> Adjusted:
+    return Adjusted(sku=sku, on_hand=STOCK.get(sku, {}).get("on_hand", 0) + delta)
+
+
+@mcp.tool(description="Open customer orders waiting for one SKU.", annotations=READ)
+def list_pending_orders(sku: str) -> Orders:
+    return Orders(sku=sku, orders=["PO-7731", "PO-7740"])
+
+
+if __name__ == "__main__":
+    mcp.run(transport="stdio" if os.environ.get("LAB_TRANSPORT", "stdio") == "stdio" else "streamable-http")
