@@ -32,7 +32,7 @@ RULE_OF = {
 }
 SCORED = sorted(set(RULE_OF.values()))
 # Attributes that carry a whole CallToolResult (or the JSON-RPC response holding one).
-FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value"]
+FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", "mcp.response.payload"]
 # Attributes that carry a lossy summary of a result (first text block, is_error flag).
 SUMMARY_RESULT = ["traceloop.entity.output"]
 DEPRECATED = ["gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"]
@@ -57,6 +57,8 @@ def tool_of(s):
         return a["gen_ai.tool.name"]
     if a.get("traceloop.span.kind") == "tool":
         return a.get("traceloop.entity.name")
+    if a.get("mcp.operation.name") == "tools_call" and a.get("mcp.tool.name"):
+        return a["mcp.tool.name"]
     if a.get("openinference.span.kind") == "TOOL":
         return a.get("tool.name") or s["name"]
     m = re.match(r"^tools/call (\S+)$", s["name"])
