@@ -57,6 +57,8 @@ def tool_of(s):
         return a["gen_ai.tool.name"]
     if a.get("traceloop.span.kind") == "tool":
         return a.get("traceloop.entity.name")
+    if a.get("mcp.event_type") == "mcp:tools/call" and a.get("mcp.resource_name"):
+        return a["mcp.resource_name"]
     if a.get("mcp.operation.name") == "tools_call" and a.get("mcp.tool.name"):
         return a["mcp.tool.name"]
     if a.get("openinference.span.kind") == "TOOL":

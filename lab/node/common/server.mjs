@@ -81,6 +81,7 @@ function build() {
       return { content: [{ type: "text", text: JSON.stringify(row) }], structuredContent: row };
     }),
   );
+  if (lab.wrapServer) lab.wrapServer(server);
   return server;
 }
 
