@@ -17,7 +17,7 @@ sys.path.insert(0, LAB)
 import spans as spanlib  # noqa: E402
 
 HOST_SCOPE = "lab.scripted_host"
-SERVER_SERVICE = "warehouse-mcp-server"
+HOST_SERVICE = "warehouse-agent-host"  # everything else is the server process (whatever it names itself)
 RULE_OF = {
     "structured_output_missing": "TL001",
     "write_without_confirmation": "TL002",
@@ -131,7 +131,7 @@ def derive(rec_dir, policy):
     calls = []
     for e in execs:
         calls.append({"exec": e, "tool": e["attrs"]["gen_ai.tool.name"], "client": [], "server": []})
-    for side, pick in (("client", lambda s: s["service"] != SERVER_SERVICE), ("server", lambda s: s["service"] == SERVER_SERVICE)):
+    for side, pick in (("client", lambda s: s["service"] == HOST_SERVICE), ("server", lambda s: s["service"] != HOST_SERVICE)):
         side_spans = [s for s in lib_tool if pick(s)]
         # one span per call per side: the outermost tool span
         outer = [s for s in side_spans if not (set(ancestors(s)) & {x["span_id"] for x in side_spans})]
@@ -247,7 +247,9 @@ def derive(rec_dir, policy):
             + ", ".join(sorted({(p[2] + ' isError') for c in cs for p in c['payloads'] if p[1].get('isError') or p[1].get('is_error')} | {('status ERROR/error.type on ' + s['scope']) for c in cs for s in c['error_classified']}))
             + ")" + (f"; identical arguments {args} from {cs[0]['args_attr']}" if args else "; arguments not captured"),
         })
-    errored_hidden = [c for c in calls if not c["payloads"] and not c["error_classified"]]
+    # A call is blind when no library span carries its result or any status/error classification.
+    errored_hidden = [c for c in calls if not c["payloads"] and not any(
+        x["status"] != "UNSET" or "error.type" in x["attrs"] for x in c["client"] + c["server"])]
     if errored_hidden:
         nob("TL008", f"{len(errored_hidden)} call(s) carry neither a result nor an error classification in any span: a tool error would not be visible")
 
