@@ -1,7 +1,7 @@
 // Scripted agent host: no LLM. It opens an MCP session (initialize + tools/list, outside any agent
 // run, as real hosts do), then plays one scenario from scenarios.mjs as an agent run with the
 // GenAI spans a real agent framework emits (invoke_agent > chat > execute_tool, guardrail spans
-// for approvals), calling the tools through the MCP TypeScript SDK client. The profile's
+// for approvals), calling the tools through the MCP TypeScript SDK client (1.x or 2.x: sdk.mjs). The profile's
 // instrument.mjs adds the library under test. Host content capture is off: the host records tool
 // names, call ids and definitions, never arguments or results, so what is observable about a
 // result is what the library records.
@@ -10,9 +10,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { trace, context, SpanKind } from "@opentelemetry/api";
-import * as clientIndex from "@modelcontextprotocol/sdk/client/index.js";
-import * as clientStdio from "@modelcontextprotocol/sdk/client/stdio.js";
-import * as clientHttp from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import * as sdk from "./sdk.mjs";
 import { SCENARIOS, AGENT } from "./scenarios.mjs";
 
 const name = process.env.LAB_SCENARIO;
@@ -20,7 +18,7 @@ const scenario = SCENARIOS[name];
 if (!scenario) throw new Error(`unknown LAB_SCENARIO ${name}; one of ${Object.keys(SCENARIOS).join(", ")}`);
 if (scenario.propagation === "off") process.env.LAB_PROPAGATION = "off";
 const { setup } = await import("./instrument.mjs");
-const lab = await setup("client", { clientIndex, clientStdio, clientHttp });
+const lab = await setup("client", sdk.clientModules);
 const tracer = trace.getTracer("lab.scripted_host", "1.0");
 const here = path.dirname(fileURLToPath(import.meta.url));
 const transportKind = process.env.LAB_TRANSPORT || "stdio";
@@ -30,12 +28,13 @@ const serverEnv = {
   LAB_EXPORT: process.env.LAB_EXPORT || "json",
   LAB_TRANSPORT: transportKind,
   LAB_SERVER_VARIANT: scenario.server || "structured",
+  ...(process.env.LAB_MCP_REVISION ? { LAB_MCP_REVISION: process.env.LAB_MCP_REVISION } : {}),
 };
 
 let serverProc;
 let transport;
 if (transportKind === "stdio") {
-  transport = new clientStdio.StdioClientTransport({
+  transport = new sdk.StdioClientTransport({
     command: process.execPath,
     args: [path.join(here, "server.mjs")],
     env: serverEnv,
@@ -52,11 +51,17 @@ if (transportKind === "stdio") {
     });
     serverProc.on("exit", (c) => reject(new Error(`server exited ${c} before listening`)));
   });
-  transport = new clientHttp.StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+  transport = new sdk.StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
 }
 if (lab.instrumentClientTransport) lab.instrumentClientTransport(transport);
 
-const client = new clientIndex.Client({ name: "warehouse-agent-host", version: "1.0.0" });
+// LAB_MCP_REVISION pins a protocol revision (2.x only), e.g. 2026-07-28: stateless, server/discover
+const revision = process.env.LAB_MCP_REVISION;
+if (revision && sdk.generation !== "2.x") throw new Error("LAB_MCP_REVISION needs the 2.x SDK");
+const client = new sdk.Client(
+  { name: "warehouse-agent-host", version: "1.0.0" },
+  revision ? { versionNegotiation: { mode: { pin: revision } } } : undefined,
+);
 await client.connect(transport);
 const listed = (await client.listTools()).tools;
 

@@ -1,24 +1,26 @@
-// Warehouse-inventory MCP server on the MCP TypeScript SDK 1.x (McpServer), over stdio or
+// Warehouse-inventory MCP server on the MCP TypeScript SDK (McpServer; 1.x or 2.x through the
+// profile's sdk.mjs), over stdio or
 // Streamable HTTP (LAB_TRANSPORT=stdio|http). LAB_SERVER_VARIANT=text drops get_stock_level's
 // outputSchema and returns its data as a JSON text block only. The profile's instrument.mjs
 // decides what telemetry the process emits.
-import http from "node:http";
-import { randomUUID } from "node:crypto";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import * as serverIndex from "@modelcontextprotocol/sdk/server/index.js";
-import * as serverStdio from "@modelcontextprotocol/sdk/server/stdio.js";
-import * as serverHttp from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
+import * as sdk from "./sdk.mjs";
 import { setup } from "./instrument.mjs";
 
-const lab = await setup("server", { serverIndex, serverStdio, serverHttp });
+const { McpServer } = sdk;
+const lab = await setup("server", sdk.serverModules);
 const variant = process.env.LAB_SERVER_VARIANT || "structured";
 
 const STOCK = { "SKU-1001": { sku: "SKU-1001", on_hand: 42, reserved: 5, bin: "A-03-2" } };
 const SUPPLIERS = { "SKU-1001": { sku: "SKU-1001", supplier: "Northwind Fasteners", lead_time_days: 6 } };
 
 function build() {
-  const server = new McpServer({ name: "warehouse-inventory", version: "1.0.0" });
+  // LAB_MCP_REVISION (2.x only): also offer that revision, e.g. 2026-07-28 via server/discover
+  const revision = process.env.LAB_MCP_REVISION;
+  const server = new McpServer(
+    { name: "warehouse-inventory", version: "1.0.0" },
+    revision ? { supportedProtocolVersions: [...sdk.SUPPORTED_PROTOCOL_VERSIONS, revision] } : undefined,
+  );
   const tool = (name, fn) => (lab.wrapTool ? lab.wrapTool(name, fn) : fn);
   const stockShape = { sku: z.string(), on_hand: z.number().int(), reserved: z.number().int(), bin: z.string() };
   server.registerTool(
@@ -99,29 +101,8 @@ process.on("SIGTERM", () => stop(0));
 process.on("SIGINT", () => stop(0));
 
 if ((process.env.LAB_TRANSPORT || "stdio") === "stdio") {
-  const transport = new serverStdio.StdioServerTransport();
-  if (lab.instrumentServerTransport) lab.instrumentServerTransport(transport);
   process.stdin.on("end", () => stop(0));
-  await build().connect(transport);
+  await sdk.serveStdio(build, lab.instrumentServerTransport);
 } else {
-  const sessions = new Map();
-  const srv = http.createServer(async (req, res) => {
-    const chunks = [];
-    for await (const c of req) chunks.push(c);
-    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
-    const sid = req.headers["mcp-session-id"];
-    let transport = sid ? sessions.get(sid) : undefined;
-    if (!transport) {
-      transport = new serverHttp.StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => sessions.set(id, transport),
-      });
-      if (lab.instrumentServerTransport) lab.instrumentServerTransport(transport);
-      await build().connect(transport);
-    }
-    await transport.handleRequest(req, res, body);
-  });
-  srv.listen(0, "127.0.0.1", () => {
-    process.stdout.write(`LISTENING ${srv.address().port}\n`);
-  });
+  sdk.listenHttp(build, lab.instrumentServerTransport, (port) => process.stdout.write(`LISTENING ${port}\n`));
 }

@@ -48,7 +48,7 @@ async def play(session):
     base = {"gen_ai.provider.name": "scripted", "gen_ai.conversation.id": conv}
 
     def definitions(allow):
-        return json.dumps([{"type": "function", "name": t.name, "description": t.description, "parameters": t.inputSchema}
+        return json.dumps([{"type": "function", "name": t.name, "description": t.description, "parameters": getattr(t, "inputSchema", None) or getattr(t, "input_schema", None)}
                            for t in listed if t.name in allow])
 
     tokens = 300
@@ -105,8 +105,9 @@ async def main():
                 break
             except OSError:
                 time.sleep(0.05)
-        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, _):
-            async with ClientSession(r, w) as session:
+        # mcp 1.x yields (read, write, get_session_id), mcp 2.x (read, write)
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
                 await play(session)
     finally:

@@ -1,4 +1,5 @@
-"""Warehouse-inventory MCP server on the official Python SDK's FastMCP (mcp 1.x), the same tools
+"""Warehouse-inventory MCP server on the official Python SDK (FastMCP of mcp 1.x, or its mcp 2.x
+successor MCPServer), the same tools
 as lab/node/common/server.mjs, over stdio or Streamable HTTP (LAB_TRANSPORT). LAB_SERVER_VARIANT=text
 makes get_stock_level return a JSON text block only (no outputSchema). A tool error is raised as
 an exception, which FastMCP turns into a result with isError: true. The profile module
@@ -6,7 +7,6 @@ an exception, which FastMCP turns into a result with isError: true. The profile 
 import json
 import os
 
-from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
@@ -15,7 +15,16 @@ import lab_profile
 lab_profile.setup("server")
 variant = os.environ.get("LAB_SERVER_VARIANT", "structured")
 port = int(os.environ.get("LAB_PORT", "0") or 0)
-mcp = FastMCP("warehouse-inventory", host="127.0.0.1", port=port or 8000, log_level="WARNING")
+try:  # mcp 2.x renamed FastMCP to MCPServer; host and port moved to run()
+    from mcp.server.mcpserver import MCPServer
+
+    mcp = MCPServer("warehouse-inventory", log_level="WARNING")
+    V2 = True
+except ImportError:
+    from mcp.server.fastmcp import FastMCP
+
+    mcp = FastMCP("warehouse-inventory", host="127.0.0.1", port=port or 8000, log_level="WARNING")
+    V2 = False
 
 STOCK = {"SKU-1001": {"sku": "SKU-1001", "on_hand": 42, "reserved": 5, "bin": "A-03-2"}}
 SUPPLIERS = {"SKU-1001": {"sku": "SKU-1001", "supplier": "Northwind Fasteners", "lead_time_days": 6}}
@@ -74,4 +83,9 @@ def list_pending_orders(sku: str) -> Orders:
 
 
 if __name__ == "__main__":
-    mcp.run(transport="stdio" if os.environ.get("LAB_TRANSPORT", "stdio") == "stdio" else "streamable-http")
+    if os.environ.get("LAB_TRANSPORT", "stdio") == "stdio":
+        mcp.run("stdio")
+    elif V2:
+        mcp.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        mcp.run(transport="streamable-http")
