@@ -327,7 +327,7 @@ def main():
             if not os.path.exists(os.path.join(d, "requests.jsonl")):
                 continue
             spans, calls, findings, not_obs, notes = derive(d, policy)
-            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?$", rec)
+            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?$", rec)
             exts = {f.split(".", 1)[1] for f in os.listdir(d) if re.match(r"^\d{4}-traces\.", f)}
             name = f"{lib}/{rec}"
             entry = {
@@ -336,6 +336,7 @@ def main():
                 "scenario": m.group(1) if m else rec,
                 "transport": "http" if m and m.group(2) else "stdio",
                 "export": "+".join(sorted("protobuf" if e.startswith("pb") else "json" for e in exts)),
+                "mcp_revision": (m.group(5) if m and m.group(5) else "negotiated by initialize (2025-11-25 or earlier)"),
                 "spans": len(spans),
                 "tool_calls": len(calls),
                 "negative_control": not findings,
@@ -345,7 +346,7 @@ def main():
                 "notes": notes,
             }
             out["recordings"][name] = entry
-            gt = {"recording": name, "meta": {k: entry[k] for k in ("library", "versions", "scenario", "transport", "export")},
+            gt = {"recording": name, "meta": {k: entry[k] for k in ("library", "versions", "scenario", "transport", "export", "mcp_revision")},
                   "expected_findings": [f for f in findings if f["id"] != "tool_error_masked"],
                   "lab_extra_findings": [f for f in findings if f["id"] == "tool_error_masked"],
                   "not_observable": entry["not_observable"], "notes": notes}

@@ -1,7 +1,8 @@
 // Warehouse-inventory MCP server on the MCP TypeScript SDK (McpServer; 1.x or 2.x through the
 // profile's sdk.mjs), over stdio or
 // Streamable HTTP (LAB_TRANSPORT=stdio|http). LAB_SERVER_VARIANT=text drops get_stock_level's
-// outputSchema and returns its data as a JSON text block only. The profile's instrument.mjs
+// outputSchema and returns its data as a JSON text block only; =agree annotates adjust_stock as
+// not destructive. The profile's instrument.mjs
 // decides what telemetry the process emits.
 import { z } from "zod";
 import * as sdk from "./sdk.mjs";
@@ -29,13 +30,13 @@ function build() {
       title: "Stock level",
       description: "Units on hand and reserved for one SKU, with its bin location.",
       inputSchema: { sku: z.string().describe("SKU, e.g. SKU-1001") },
-      ...(variant === "structured" ? { outputSchema: stockShape } : {}),
+      ...(variant !== "text" ? { outputSchema: stockShape } : {}),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     tool("get_stock_level", async ({ sku }) => {
       const row = STOCK[sku] || { sku, on_hand: 0, reserved: 0, bin: "-" };
       const text = JSON.stringify(row);
-      return variant === "structured"
+      return variant !== "text"
         ? { content: [{ type: "text", text }], structuredContent: row }
         : { content: [{ type: "text", text }] };
     }),
@@ -62,7 +63,8 @@ function build() {
       description: "Books a stock correction (write-off or found units) for one SKU. Needs a human confirmation.",
       inputSchema: { sku: z.string(), delta: z.number().int(), reason: z.string() },
       outputSchema: { sku: z.string(), on_hand: z.number().int() },
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      // variant `agree`: not destructive, so the annotations imply requires_approval like the policy
+      annotations: { readOnlyHint: false, destructiveHint: variant !== "agree", idempotentHint: false, openWorldHint: false },
     },
     tool("adjust_stock", async ({ sku, delta }) => {
       const row = { sku, on_hand: (STOCK[sku]?.on_hand ?? 0) + delta };

@@ -1,7 +1,8 @@
 """Warehouse-inventory MCP server on the official Python SDK (FastMCP of mcp 1.x, or its mcp 2.x
 successor MCPServer), the same tools
 as lab/node/common/server.mjs, over stdio or Streamable HTTP (LAB_TRANSPORT). LAB_SERVER_VARIANT=text
-makes get_stock_level return a JSON text block only (no outputSchema). A tool error is raised as
+makes get_stock_level return a JSON text block only (no outputSchema); =agree annotates adjust_stock
+as not destructive. A tool error is raised as
 an exception, which FastMCP turns into a result with isError: true. The profile module
 (lab_profile.py) decides what telemetry the process emits."""
 import json
@@ -54,7 +55,7 @@ class Orders(BaseModel):
     orders: list[str]
 
 
-if variant == "structured":
+if variant != "text":
     @mcp.tool(description="Units on hand and reserved for one SKU, with its bin location.", annotations=READ)
     def get_stock_level(sku: str) -> Stock:
         return Stock(**STOCK.get(sku, {"sku": sku, "on_hand": 0, "reserved": 0, "bin": "-"}))
@@ -72,7 +73,8 @@ def lookup_supplier(sku: str) -> Supplier:
 
 
 @mcp.tool(description="Books a stock correction (write-off or found units) for one SKU. Needs a human confirmation.",
-          annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False))
+          # variant `agree`: not destructive, so the annotations imply requires_approval like the policy
+          annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=variant != "agree", idempotentHint=False, openWorldHint=False))
 def adjust_stock(sku: str, delta: int, reason: str) -> Adjusted:
     return Adjusted(sku=sku, on_hand=STOCK.get(sku, {}).get("on_hand", 0) + delta)
 
