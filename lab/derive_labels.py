@@ -32,7 +32,7 @@ RULE_OF = {
 }
 SCORED = sorted(set(RULE_OF.values()))
 # Attributes that carry a whole CallToolResult (or the JSON-RPC response holding one).
-FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", "mcp.response.payload"]
+FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", "mcp.response.payload", "response"]
 # Attributes that carry a lossy summary of a result (first text block, is_error flag).
 SUMMARY_RESULT = ["traceloop.entity.output"]
 DEPRECATED = ["gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"]
@@ -57,6 +57,9 @@ def tool_of(s):
         return a["gen_ai.tool.name"]
     if a.get("traceloop.span.kind") == "tool":
         return a.get("traceloop.entity.name")
+    req = jload(a.get("request"))  # Logfire: the whole request object as JSON
+    if isinstance(req, dict) and req.get("method") == "tools/call":
+        return (req.get("params") or {}).get("name")
     if a.get("mcp.event_type") == "mcp:tools/call" and a.get("mcp.resource_name"):
         return a["mcp.resource_name"]
     if a.get("mcp.operation.name") == "tools_call" and a.get("mcp.tool.name"):
@@ -98,6 +101,9 @@ def call_args(s):
     d = jload(a.get("traceloop.entity.input"))
     if isinstance(d, dict) and "arguments" in d:
         return d["arguments"], "traceloop.entity.input"
+    req = jload(a.get("request"))
+    if isinstance(req, dict) and isinstance(req.get("params"), dict) and "arguments" in req["params"]:
+        return req["params"]["arguments"], "request"
     d = jload(a.get("input.value"))
     if isinstance(d, list) and d and isinstance(d[0], dict):
         return d[0], "input.value"
