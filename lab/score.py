@@ -26,7 +26,9 @@ def run(binary, rec_dir):
                              capture_output=True, text=True)
         if chk.returncode not in (0, 1):
             raise SystemExit(f"check failed on {rec_dir}: rc={chk.returncode}\n{ing.stdout}{ing.stderr}{chk.stderr}")
-        return json.loads(chk.stdout)
+        report = json.loads(chk.stdout)
+        report["_ingest"] = (ing.stdout + ing.stderr).strip().splitlines()[0] if (ing.stdout + ing.stderr).strip() else ""
+        return report
 
 
 def label_spans(f):
@@ -72,10 +74,15 @@ def main():
     scored = set(labels["scored_rules"])
     per_lib = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.Counter()))
     rows, detail = [], {}
+    ingest_totals = collections.Counter()
     for name, rec in sorted(labels["recordings"].items()):
         lib = name.split("/")[0]
         report = run(args.bin, os.path.join(LAB, "recordings", name))
         findings = [f for f in report["findings"] if f["rule"] in scored]
+        import re as _re
+        m = _re.search(r"ingested (\d+) files .*?: (\d+) spans accepted, (\d+) rejected, (\d+) files failed", report["_ingest"])
+        if m:
+            ingest_totals.update(dict(zip(("files", "spans", "rejected", "failed"), map(int, m.groups()))))
         found, missed, extra = match(rec["expected_findings"], findings)
         cov = {c["rule"]: c for c in report["coverage"]}
         nob_rules = sorted(rec["not_observable"])
@@ -95,7 +102,7 @@ def main():
                      sorted(collections.Counter(f["rule"] for f in report["findings"] if f["rule"] not in scored).items())))
         detail[name] = {"found": found, "missed": missed, "false_alarms": [{k: x.get(k) for k in ("rule", "span_id", "tool", "message")} for x in extra],
                         "not_observable_labelled": nob_rules, "binary_says_not_observable": honest,
-                        "unscored_findings": dict(rows[-1][8])}
+                        "unscored_findings": dict(rows[-1][8]), "ingest": report["_ingest"]}
     with open(os.path.join(LAB, "score.json"), "w") as f:
         json.dump(detail, f, indent=1)
         f.write("\n")
@@ -107,7 +114,9 @@ def main():
            "expected finding: per call, per orphan server span, per retry loop, per span for TL007);",
            "*false*: findings of a scored rule that match no label; *n/o*: recordings where the labels say",
            "the rule is not observable, and in brackets how many of those the binary's coverage also",
-           "calls not observable.", "", "## Per library", "",
+           "calls not observable.", "",
+           f"Ingest over all recordings: {ingest_totals['files']} files, {ingest_totals['spans']} spans accepted, "
+           f"{ingest_totals['rejected']} rejected, {ingest_totals['failed']} files failed.", "", "## Per library", "",
            "| library | found | missed | false alarms | recall | negative controls clean | not observable (binary agrees) |",
            "|---|---|---|---|---|---|---|"]
     for lib in sorted(per_lib):
