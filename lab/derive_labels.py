@@ -31,6 +31,9 @@ RULE_OF = {
     "annotation_policy_mismatch": "TL006",
 }
 SCORED = sorted(set(RULE_OF.values()))
+# Label ids the shared recordings do not use: kept out of ground_truth.json's expected_findings
+# (code that reads the shared shape rejects unknown ids) and listed under lab_extra_findings.
+LAB_ONLY = {"tool_error_masked", "annotation_policy_mismatch"}
 # Attributes that carry a whole CallToolResult (or the JSON-RPC response holding one).
 FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", "mcp.response.payload", "response"]
 # Attributes that carry a lossy summary of a result (first text block, is_error flag).
@@ -353,8 +356,8 @@ def main():
             }
             out["recordings"][name] = entry
             gt = {"recording": name, "meta": {k: entry[k] for k in ("library", "versions", "scenario", "transport", "export", "mcp_revision")},
-                  "expected_findings": [f for f in findings if f["id"] != "tool_error_masked"],
-                  "lab_extra_findings": [f for f in findings if f["id"] == "tool_error_masked"],
+                  "expected_findings": [f for f in findings if f["id"] not in LAB_ONLY],
+                  "lab_extra_findings": [f for f in findings if f["id"] in LAB_ONLY],
                   "not_observable": entry["not_observable"], "notes": notes}
             with open(os.path.join(d, "ground_truth.json"), "w") as f:
                 json.dump(gt, f, indent=1, sort_keys=False)
