@@ -21,7 +21,6 @@ HOST_SERVICE = "warehouse-agent-host"  # everything else is the server process (
 RULE_OF = {
     "structured_output_missing": "TL001",
     "write_without_confirmation": "TL002",
-    "prohibited_tool_executed": "TL003",
     "broken_trace_propagation": "TL004",
     "tool_call_outside_allowlist": "TL005",
     "deprecated_gen_ai_system": "TL007",
@@ -30,7 +29,7 @@ RULE_OF = {
     "exfiltration_chain": "TL010",
     "annotation_policy_mismatch": "TL006",
 }
-SCORED = sorted(set(RULE_OF.values()))
+SCORED = sorted(set(RULE_OF.values()) | {"TL003"})
 # Label ids the shared recordings do not use: kept out of ground_truth.json's expected_findings
 # (code that reads the shared shape rejects unknown ids) and listed under lab_extra_findings.
 LAB_ONLY = {"tool_error_masked", "annotation_policy_mismatch"}
@@ -199,7 +198,8 @@ def derive(rec_dir, policy):
         approved = "require_approval" in decisions and decisions[-1] == "allow"
         if cls == "prohibited" or not approved:
             findings.append({
-                "id": "write_without_confirmation" if cls == "requires_approval" else "prohibited_tool_executed",
+                # the shared recordings' convention: one id, TL003 where the registry says prohibited
+                "id": "write_without_confirmation", "rule": "TL002" if cls == "requires_approval" else "TL003",
                 "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
                 "evidence": f"host span {e['span_id']} `{e['name']}` (policy {cls}) has no guardrail require_approval -> allow for {c['tool']} before it in {conv}",
             })
@@ -320,7 +320,7 @@ def derive(rec_dir, policy):
             notes.append(f"tools/list result captured as a summary on span {s['span_id']} (names and descriptions only, no inputSchema/annotations): tool annotations are not observable")
             break
     for f in findings:
-        f["rule"] = RULE_OF[f["id"]]
+        f.setdefault("rule", RULE_OF[f["id"]])
         f.setdefault("count", 1)
     return spans, calls, findings, not_obs, sorted(set(notes))
 
