@@ -12,6 +12,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -79,8 +80,7 @@ def main():
         lib = name.split("/")[0]
         report = run(args.bin, os.path.join(LAB, "recordings", name))
         findings = [f for f in report["findings"] if f["rule"] in scored]
-        import re as _re
-        m = _re.search(r"ingested (\d+) files .*?: (\d+) spans accepted, (\d+) rejected, (\d+) files failed", report["_ingest"])
+        m = re.search(r"ingested (\d+) files .*?: (\d+) spans accepted, (\d+) rejected, (\d+) files failed", report["_ingest"])
         if m:
             ingest_totals.update(dict(zip(("files", "spans", "rejected", "failed"), map(int, m.groups()))))
         found, missed, extra = match(rec["expected_findings"], findings)

@@ -73,6 +73,39 @@ class SinkTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.out, "requests.jsonl")))
 
 
+class PrivacyTest(unittest.TestCase):
+    def test_no_recording_names_this_machine(self):
+        import socket
+
+        needles = {socket.gethostname().encode()}
+        try:
+            needles.add(open("/etc/machine-id").read().strip().encode())
+        except OSError:
+            pass
+        needles.discard(b"")
+        root = os.path.join(LAB, "recordings")
+        seen = 0
+        for dirpath, _, files in os.walk(root):
+            for f in files:
+                data = open(os.path.join(dirpath, f), "rb").read()
+                if f.endswith(".gz"):
+                    data = gzip.decompress(data)
+                seen += 1
+                for n in needles:
+                    # the host name as a whole word (a short name like "vm" is part of other words)
+                    hit = any(not data[i - 1:i].isalnum() and not data[i + len(n):i + len(n) + 1].isalnum()
+                              for i in _find_all(data, n))
+                    self.assertFalse(hit, f"{os.path.join(dirpath, f)} contains {n!r}")
+        self.assertGreater(seen, 0)
+
+
+def _find_all(data, needle):
+    i = data.find(needle)
+    while i != -1:
+        yield i
+        i = data.find(needle, i + 1)
+
+
 class LabelsTest(unittest.TestCase):
     def test_every_recording_is_labelled_and_every_label_points_at_real_spans(self):
         try:
