@@ -10,6 +10,7 @@ use serde_json::Value;
 mod common;
 
 use common::tripline;
+use schemas::layout;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -18,7 +19,7 @@ fn text(b: &[u8]) -> String {
 /// Committed part files under `dir/spans`, sorted.
 fn part_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut stack = vec![dir.join("spans")];
+    let mut stack = vec![layout::spans_dir(dir)];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).expect("read dir").flatten() {
             let p = e.path();

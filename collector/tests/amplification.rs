@@ -49,10 +49,11 @@ async fn a_request_that_would_expand_past_the_limit_is_413_and_the_server_lives(
     let resp = post(&server, body, "application/x-protobuf", Some("gzip"), None).await;
     assert_eq!(resp.status(), 413);
     assert!(resp.headers().get("retry-after").is_none(), "not retryable");
-    let status = collector::otlp_response::RpcStatus::decode(resp.bytes().await.unwrap()).unwrap();
+    let status =
+        collector::receive::otlp_wire::RpcStatus::decode(resp.bytes().await.unwrap()).unwrap();
     assert_eq!(
         status.code,
-        collector::otlp_response::code::RESOURCE_EXHAUSTED
+        collector::receive::otlp_wire::code::RESOURCE_EXHAUSTED
     );
     assert!(
         status.message.contains("--max-converted-bytes"),

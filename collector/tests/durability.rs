@@ -13,6 +13,7 @@ use std::path::Path;
 
 use common::*;
 use prost::Message;
+use schemas::layout;
 
 const N_REQUESTS: u64 = 25;
 
@@ -90,20 +91,28 @@ async fn a_crash_with_open_files_leaves_no_tmp_and_no_duplicates() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     server.abort().await;
-    let tmp_before = walkdir::WalkDir::new(dir.path().join("spans"))
+    let tmp_before = walkdir::WalkDir::new(layout::spans_dir(dir.path()))
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .ends_with(layout::TMP_SUFFIX)
+        })
         .count();
     assert_eq!(tmp_before, 1, "the crash left the open file behind");
 
     let restarted = start(dir.path()).await;
     restarted.shutdown().await.unwrap();
     assert_exactly(dir.path(), 40);
-    let tmp_after = walkdir::WalkDir::new(dir.path().join("spans"))
+    let tmp_after = walkdir::WalkDir::new(layout::spans_dir(dir.path()))
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .ends_with(layout::TMP_SUFFIX)
+        })
         .count();
     assert_eq!(tmp_after, 0, "temporary files are removed on start");
 }
@@ -116,15 +125,15 @@ async fn a_crash_between_parquet_rename_and_wal_release_writes_nothing_twice() {
     server.pipeline().pause_writer(true);
     send_acknowledged(&server, 0, N_REQUESTS).await;
     // The WAL holds every record and the checkpoint says nothing is durable yet.
-    copy_dir(&dir.path().join("wal"), saved_wal.path());
+    copy_dir(&layout::wal_dir(dir.path()), saved_wal.path());
     server.pipeline().pause_writer(false);
     server.shutdown().await.unwrap();
     assert_exactly(dir.path(), 2 * N_REQUESTS as usize);
 
     // Put the WAL back as it was before the files were committed: exactly the state a crash
     // right after the rename (before the checkpoint) leaves.
-    std::fs::remove_dir_all(dir.path().join("wal")).unwrap();
-    copy_dir(saved_wal.path(), &dir.path().join("wal"));
+    std::fs::remove_dir_all(layout::wal_dir(dir.path())).unwrap();
+    copy_dir(saved_wal.path(), &layout::wal_dir(dir.path()));
 
     let restarted = start(dir.path()).await;
     assert_eq!(restarted.pipeline().replayed_records(), N_REQUESTS);

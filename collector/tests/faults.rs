@@ -18,10 +18,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use collector::pipeline::{PipelineError, SubmitError};
-use collector::wal::Wal;
+use collector::store::pipeline::{PipelineError, SubmitError};
+use collector::store::wal::Wal;
 use collector::{FsyncPolicy, Pipeline, Stats};
 use prost::Message;
+use schemas::layout;
 use store_support::*;
 
 /// Requests `range` submitted; returns those acknowledged.
@@ -113,7 +114,13 @@ fn fsync_always_syncs_before_acknowledging_after_rotation_and_failed_writes() {
         counter.fetch_add(1, Ordering::SeqCst);
     })
     .unwrap();
-    let wal = Wal::open(&dir.path().join("wal"), FsyncPolicy::Always, 1, |_, _| {}).unwrap();
+    let wal = Wal::open(
+        &layout::wal_dir(dir.path()),
+        FsyncPolicy::Always,
+        1,
+        |_, _| {},
+    )
+    .unwrap();
     // Record 0 appended, not yet committed; record 1 rotates to a new segment.
     let (s0, ()) = wal.append(b"zero", |_| ()).unwrap();
     let (s1, ()) = wal.append(b"one", |_| ()).unwrap();
@@ -144,9 +151,12 @@ fn fsync_always_syncs_before_acknowledging_after_rotation_and_failed_writes() {
     wal.commit(s3).unwrap();
     drop(wal);
     let mut got = Vec::new();
-    Wal::open(&dir.path().join("wal"), FsyncPolicy::Always, 1, |s, p| {
-        got.push((s, p))
-    })
+    Wal::open(
+        &layout::wal_dir(dir.path()),
+        FsyncPolicy::Always,
+        1,
+        |s, p| got.push((s, p)),
+    )
     .unwrap();
     let want: Vec<(u64, Vec<u8>)> = vec![
         (0, b"zero".to_vec()),
@@ -205,7 +215,7 @@ fn parquet_fault_recovers_without_restart(point: &str) {
         "{point}: {e}"
     );
     assert!(
-        tmp_files(&dir.path().join("spans")).is_empty(),
+        tmp_files(&layout::spans_dir(dir.path())).is_empty(),
         "{point}: failed files are removed"
     );
     fail::remove(point);
@@ -301,7 +311,7 @@ fn shutdown_with_unwritten_rows_is_an_error_naming_the_wal() {
             ..
         } => {
             assert_eq!((*first_seq, *last_seq), (0, 2));
-            assert!(wal_dir.ends_with("wal"), "{wal_dir}");
+            assert!(wal_dir.ends_with(layout::WAL_DIR), "{wal_dir}");
         }
         other => panic!("unexpected error: {other}"),
     }

@@ -6,7 +6,7 @@ mod common;
 use std::io::Write;
 use std::path::PathBuf;
 
-use collector::otlp_response::RpcStatus;
+use collector::receive::otlp_wire::RpcStatus;
 use common::*;
 use prost::Message;
 

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use schemas::convert::{convert_request_bounded, ConvertError, Converted, IngestContext};
 
-use crate::admission::{Admission, BodyPermit};
-use crate::limits::{decompress_capped, BodyError, Encoding};
-use crate::otlp_response::Format;
-use crate::pipeline::{Pipeline, SubmitError};
+use crate::receive::decompress::{decompress_capped, BodyError, Encoding};
+use crate::receive::early_admission::{BodyPermit, EarlyAdmission};
+use crate::receive::otlp_wire::Format;
+use crate::store::pipeline::{Pipeline, SubmitError};
 use crate::telemetry::Stats;
 
 /// At most this many distinct rejection reasons are listed in `partial_success.error_message`.
@@ -49,7 +49,7 @@ pub struct Context {
     pub stats: Arc<Stats>,
     pub max_body_bytes: usize,
     /// In-flight body budget and processing slots, shared by both receivers.
-    pub admission: Arc<Admission>,
+    pub admission: Arc<EarlyAdmission>,
     pub redact_content: bool,
     /// A request whose rows would take more than this is refused whole (413) before conversion.
     pub max_converted_bytes: u64,

@@ -1,76 +1,27 @@
-//! Where files go in the store, and the filesystem steps that make them appear atomically.
-//!
-//! `spans/date=YYYY-MM-DD/hour=H/part-<ulid>.parquet`, with the hour *not* zero-padded (DuckDB
-//! types a partition column as text as soon as one value looks like `00`), taken from the span's
-//! start time in UTC. Files are written as `.part-<ulid>.parquet.tmp` (hidden, so readers globbing
-//! `*.parquet` never see a half file), fsynced, renamed, and the directory fsynced.
+//! The filesystem steps that make a store file appear whole and survive a crash: a new file is
+//! written under a temporary name, fsynced, renamed into place and its directory fsynced, so a
+//! reader sees the old file or the whole new one, never half of it. Where the files go and how
+//! they are named is the store layout ([`schemas::layout`]).
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Datelike, Timelike, Utc};
+use schemas::layout;
 
-/// Name of the directory holding the span dataset below the data dir.
-pub const SPANS_DIR: &str = "spans";
-/// Name of the WAL directory below the data dir.
-pub const WAL_DIR: &str = "wal";
-const TMP_SUFFIX: &str = ".parquet.tmp";
-
-/// One Hive partition: a UTC date and hour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Partition {
-    pub year: i32,
-    pub month: u32,
-    pub day: u32,
-    pub hour: u32,
-}
-
-impl Partition {
-    /// The partition of a time in nanoseconds since the Unix epoch.
-    pub fn of_unix_nanos(nanos: i64) -> Partition {
-        let t: DateTime<Utc> = DateTime::from_timestamp_nanos(nanos);
-        Partition {
-            year: t.year(),
-            month: t.month(),
-            day: t.day(),
-            hour: t.hour(),
-        }
-    }
-
-    /// `date=YYYY-MM-DD/hour=H` relative to the spans directory.
-    pub fn relative_dir(&self) -> PathBuf {
-        PathBuf::from(format!(
-            "date={:04}-{:02}-{:02}",
-            self.year, self.month, self.day
-        ))
-        .join(format!("hour={}", self.hour))
-    }
-
-    /// Absolute directory of this partition in the store rooted at `data_dir`.
-    pub fn dir(&self, data_dir: &Path) -> PathBuf {
-        data_dir.join(SPANS_DIR).join(self.relative_dir())
-    }
-}
-
-/// Temporary and final path of a new part file in `dir`.
+/// Temporary and final path of a new part file in the partition directory `dir`.
 pub fn new_part_paths(dir: &Path) -> (PathBuf, PathBuf) {
     let id = ulid::Ulid::new().to_string();
     (
-        dir.join(format!(".part-{id}{TMP_SUFFIX}")),
-        dir.join(format!("part-{id}.parquet")),
+        dir.join(layout::tmp_part_file_name(&id)),
+        dir.join(layout::part_file_name(&id)),
     )
-}
-
-/// Whether a file name is a committed part file.
-pub fn is_part_file(name: &str) -> bool {
-    name.starts_with("part-") && name.ends_with(".parquet")
 }
 
 /// Delete leftover temporary part files under `<data>/spans` (a crash mid-write); their rows are
 /// still in the WAL and will be written again. Returns how many were removed.
 pub fn remove_leftover_tmp_files(data_dir: &Path) -> std::io::Result<usize> {
-    let root = data_dir.join(SPANS_DIR);
+    let root = layout::spans_dir(data_dir);
     if !root.exists() {
         return Ok(0);
     }
@@ -78,7 +29,7 @@ pub fn remove_leftover_tmp_files(data_dir: &Path) -> std::io::Result<usize> {
     for entry in walkdir::WalkDir::new(&root) {
         let entry = entry.map_err(std::io::Error::other)?;
         let name = entry.file_name().to_string_lossy();
-        if entry.file_type().is_file() && name.starts_with(".part-") && name.ends_with(TMP_SUFFIX) {
+        if entry.file_type().is_file() && layout::is_tmp_part_file(&name) {
             std::fs::remove_file(entry.path())?;
             removed += 1;
         }
@@ -94,7 +45,7 @@ pub fn fsync_dir(dir: &Path) -> std::io::Result<()> {
 /// Replace `path` with `bytes` atomically: temp file, fsync, rename (the caller fsyncs the dir).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
+    tmp.push(layout::TMP_SUFFIX);
     let tmp = PathBuf::from(tmp);
     let mut f = File::create(&tmp)?;
     f.write_all(bytes)?;
@@ -106,15 +57,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hour_is_not_zero_padded_and_date_is_utc() {
-        // 2026-11-30T03:04:05Z
-        let p = Partition::of_unix_nanos(1_796_007_845_000_000_000);
-        assert_eq!(p.relative_dir(), PathBuf::from("date=2026-11-30/hour=3"));
-        let p = Partition::of_unix_nanos(0);
-        assert_eq!(p.relative_dir(), PathBuf::from("date=1970-01-01/hour=0"));
-    }
+    use chrono::{DateTime, Datelike, Timelike, Utc};
+    use schemas::layout::Partition;
 
     #[test]
     fn tmp_files_are_hidden_and_removed() {
@@ -124,11 +68,33 @@ mod tests {
         let (tmp, fin) = new_part_paths(&pdir);
         let tmp_name = tmp.file_name().unwrap().to_str().unwrap();
         assert!(tmp_name.starts_with(".part-") && tmp_name.ends_with(".parquet.tmp"));
-        assert!(is_part_file(fin.file_name().unwrap().to_str().unwrap()));
-        assert!(!is_part_file(tmp_name));
+        assert!(layout::is_part_file(
+            fin.file_name().unwrap().to_str().unwrap()
+        ));
+        assert!(!layout::is_part_file(tmp_name));
         std::fs::write(&tmp, b"half").unwrap();
         std::fs::write(&fin, b"whole").unwrap();
         assert_eq!(remove_leftover_tmp_files(dir.path()).unwrap(), 1);
         assert!(!tmp.exists() && fin.exists());
+    }
+
+    /// The layout's own date arithmetic agrees with chrono (which the collector used before)
+    /// over four centuries of hours, so no span changes partition.
+    #[test]
+    fn partitions_agree_with_chrono() {
+        let hour: i64 = 3_600_000_000_000;
+        let mut t: i64 = -200 * 365 * 24 * hour;
+        while t < 200 * 365 * 24 * hour {
+            for nanos in [t, t + hour - 1] {
+                let c: DateTime<Utc> = DateTime::from_timestamp_nanos(nanos);
+                let p = Partition::of_unix_nanos(nanos);
+                assert_eq!(
+                    (p.year, p.month, p.day, p.hour),
+                    (c.year(), c.month(), c.day(), c.hour()),
+                    "{nanos}"
+                );
+            }
+            t += 37 * hour + 11;
+        }
     }
 }

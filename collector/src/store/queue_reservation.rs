@@ -13,7 +13,7 @@ struct Used {
 
 /// The bounded queue between the request path and the batcher.
 #[derive(Debug)]
-pub struct Backlog {
+pub struct WriterQueue {
     used: Mutex<Used>,
     freed: Condvar,
     max_batches: usize,
@@ -23,13 +23,13 @@ pub struct Backlog {
 /// A slot in the queue; dropping it frees the slot.
 #[derive(Debug)]
 pub struct Reservation {
-    backlog: Arc<Backlog>,
+    queue: Arc<WriterQueue>,
     bytes: usize,
 }
 
-impl Backlog {
-    pub fn new(max_batches: usize, max_bytes: usize) -> Arc<Backlog> {
-        Arc::new(Backlog {
+impl WriterQueue {
+    pub fn new(max_batches: usize, max_bytes: usize) -> Arc<WriterQueue> {
+        Arc::new(WriterQueue {
             used: Mutex::new(Used::default()),
             freed: Condvar::new(),
             max_batches,
@@ -53,7 +53,7 @@ impl Backlog {
         used.batches += 1;
         used.bytes += bytes;
         Some(Reservation {
-            backlog: Arc::clone(self),
+            queue: Arc::clone(self),
             bytes,
         })
     }
@@ -71,7 +71,7 @@ impl Backlog {
         used.batches += 1;
         used.bytes += bytes;
         Some(Reservation {
-            backlog: Arc::clone(self),
+            queue: Arc::clone(self),
             bytes,
         })
     }
@@ -92,11 +92,11 @@ impl Backlog {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if let Ok(mut used) = self.backlog.used.lock() {
+        if let Ok(mut used) = self.queue.used.lock() {
             used.batches = used.batches.saturating_sub(1);
             used.bytes = used.bytes.saturating_sub(self.bytes);
         }
-        self.backlog.freed.notify_all();
+        self.queue.freed.notify_all();
     }
 }
 
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn full_queue_refuses_until_a_slot_is_freed() {
-        let b = Backlog::new(2, 100);
+        let b = WriterQueue::new(2, 100);
         let r1 = b.try_reserve(60).unwrap();
         assert!(b.try_reserve(50).is_none(), "bytes over budget");
         let r2 = b.try_reserve(40).unwrap();
@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn oversize_batch_fits_an_empty_queue() {
-        let b = Backlog::new(4, 10);
+        let b = WriterQueue::new(4, 10);
         assert!(!b.is_full());
         let r = b.try_reserve(1000).unwrap();
         assert!(b.is_full(), "bytes at or over the budget");

@@ -13,6 +13,7 @@ use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, Instrumentatio
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{span, ResourceSpans, ScopeSpans, Span, Status};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use schemas::layout;
 
 /// 2026-11-30T10:00:00Z in nanoseconds.
 pub const T0: u64 = 1_796_032_800_000_000_000;
@@ -142,12 +143,12 @@ pub fn request(service: &str, spans: Vec<Span>) -> ExportTraceServiceRequest {
 
 /// Every committed part file under `data_dir`, sorted.
 pub fn part_files(data_dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(data_dir.join("spans"))
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(layout::spans_dir(data_dir))
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| {
             let n = e.file_name().to_string_lossy();
-            n.starts_with("part-") && n.ends_with(".parquet")
+            layout::is_part_file(&n)
         })
         .map(|e| e.into_path())
         .collect();

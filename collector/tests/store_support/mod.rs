@@ -12,6 +12,7 @@ use collector::{Pipeline, PipelineConfig, Stats};
 use schemas::convert::{convert_request, Converted, IngestContext};
 
 use crate::common::{hex, request, span_id, stored_span_ids, tool_call_spans, T0};
+use schemas::layout;
 
 /// A pipeline configuration for tests: `--fsync always`, small row groups, files committed
 /// only on flush / shutdown (an hour of age) unless a test says otherwise.
@@ -58,7 +59,11 @@ pub fn tmp_files(dir: &Path) -> Vec<PathBuf> {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .ends_with(layout::TMP_SUFFIX)
+        })
         .map(|e| e.into_path())
         .collect()
 }
@@ -97,11 +102,11 @@ pub fn assert_exactly_once(dir: &Path, acked: &BTreeSet<u64>, maybe: &BTreeSet<u
         "spans that were never acknowledged: {extra:?}"
     );
     assert!(
-        tmp_files(&dir.join("spans")).is_empty(),
+        tmp_files(&layout::spans_dir(dir)).is_empty(),
         "no temporary parquet file is left"
     );
     // And the store's own checker agrees: every file readable, WAL consistent, nothing left over.
-    let report = collector::verify::verify(dir).expect("tripline verify runs");
+    let report = collector::store::verify::verify(dir).expect("tripline verify runs");
     assert!(report.healthy(), "tripline verify: {report:?}");
 }
 
@@ -121,11 +126,14 @@ pub fn wait_up_to(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
 
 /// WAL segment files, sorted.
 pub fn wal_segments(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("wal"))
+    let mut v: Vec<PathBuf> = std::fs::read_dir(layout::wal_dir(dir))
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "wal"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|x| x == layout::WAL_SEGMENT_EXTENSION)
+        })
         .collect();
     v.sort();
     v
