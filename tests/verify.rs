@@ -12,6 +12,7 @@ mod common;
 
 use common::tripline;
 use schemas::layout;
+use testkit::store::part_files;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -25,18 +26,10 @@ fn ingested() -> tempfile::TempDir {
 }
 
 fn first_part_file(dir: &Path) -> PathBuf {
-    let mut stack = vec![layout::spans_dir(dir)];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "parquet") {
-                return p;
-            }
-        }
-    }
-    panic!("no part file under {}", dir.display());
+    part_files(dir)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no part file under {}", dir.display()))
 }
 
 fn verify_json(dir: &Path) -> (Option<i32>, Value) {

@@ -14,6 +14,7 @@ mod common;
 
 use common::{repo, tripline};
 use schemas::layout;
+use testkit::store::copy_dir;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -68,13 +69,6 @@ fn read(dir: &Path) -> (u64, Value) {
     assert_eq!(c.status.code(), Some(0), "{}", text(&c.stderr));
     let v: Value = serde_json::from_slice(&c.stdout).expect("check JSON");
     (rows[0]["n"].as_u64().expect("n"), v["scanned"].clone())
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read dir").flatten() {
-        std::fs::copy(e.path(), to.join(e.file_name())).expect("copy");
-    }
 }
 
 #[test]

@@ -330,7 +330,14 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
         common::request("http-svc", common::tool_call_spans(i, common::T0 + i)).encode_to_vec()
     };
     fail::cfg("parquet::write", "return").unwrap();
-    let first = common::post(&server, body(0), "application/x-protobuf", None, None).await;
+    let first = common::post(
+        server.http_addr(),
+        body(0),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(first.status(), 200, "in the WAL: acknowledged");
     let stats = Arc::clone(server.pipeline().stats());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -341,7 +348,14 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    let refused = common::post(&server, body(1), "application/x-protobuf", None, None).await;
+    let refused = common::post(
+        server.http_addr(),
+        body(1),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(refused.status(), 503);
     assert!(refused.headers().contains_key("retry-after"));
     fail::remove("parquet::write");
@@ -349,7 +363,14 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
         assert!(std::time::Instant::now() < deadline, "the writer recovers");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    let again = common::post(&server, body(2), "application/x-protobuf", None, None).await;
+    let again = common::post(
+        server.http_addr(),
+        body(2),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(again.status(), 200);
     server.shutdown().await.unwrap();
     let ids = common::stored_span_ids(dir.path());

@@ -7,7 +7,6 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use prost::Message;
 
 /// Parse Prometheus text: `name{labels}` -> value; every sample must have HELP and TYPE.
 fn parse_prometheus(text: &str) -> BTreeMap<String, f64> {
@@ -68,17 +67,9 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
     assert_eq!(before["tripline_ready"], 1.0);
 
     let req = request("metered", tool_call_spans(1, T0));
+    export_ok(server.http_addr(), &req).await;
     let resp = post(
-        &server,
-        req.encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(resp.status(), 200);
-    let resp = post(
-        &server,
+        server.http_addr(),
         b"nonsense".to_vec(),
         "application/x-protobuf",
         None,
@@ -172,18 +163,7 @@ async fn health_is_503_with_the_reason_while_the_queue_is_full() {
     let server = collector::Server::start(config).await.unwrap();
     server.pipeline().pause_writer(true);
     let req = request("q", tool_call_spans(1, T0));
-    assert_eq!(
-        post(
-            &server,
-            req.encode_to_vec(),
-            "application/x-protobuf",
-            None,
-            None
-        )
-        .await
-        .status(),
-        200
-    );
+    assert_eq!(export(server.http_addr(), &req).await.status(), 200);
     let health = get(format!("http://{}/health", server.http_addr()), None).await;
     assert_eq!(health.status(), 503);
     let body: serde_json::Value = serde_json::from_str(&health.text().await.unwrap()).unwrap();

@@ -19,7 +19,7 @@ fn fixture(name: &str) -> Vec<u8> {
 
 async fn assert_still_serving(server: &collector::Server, token: Option<&str>) {
     let resp = post(
-        server,
+        server.http_addr(),
         fixture("valid.json"),
         "application/json",
         None,
@@ -38,7 +38,7 @@ async fn truncated_protobuf_is_400_with_a_protobuf_status() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
     let resp = post(
-        &server,
+        server.http_addr(),
         fixture("truncated.pb"),
         "application/x-protobuf",
         None,
@@ -67,7 +67,7 @@ async fn json_with_wrong_types_is_400_with_a_json_status() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
     let resp = post(
-        &server,
+        server.http_addr(),
         fixture("wrong-types.json"),
         "application/json",
         None,
@@ -92,7 +92,7 @@ async fn bad_ids_are_a_partial_success() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
     let resp = post(
-        &server,
+        server.http_addr(),
         fixture("bad-ids.json"),
         "application/json",
         None,
@@ -115,7 +115,14 @@ async fn bad_ids_are_a_partial_success() {
 async fn unknown_content_type_and_encoding_are_415() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
-    let resp = post(&server, fixture("valid.json"), "text/plain", None, None).await;
+    let resp = post(
+        server.http_addr(),
+        fixture("valid.json"),
+        "text/plain",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 415);
     let status: serde_json::Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
     assert_eq!(
@@ -123,7 +130,7 @@ async fn unknown_content_type_and_encoding_are_415() {
         "unsupported content type `text/plain`; send application/x-protobuf or application/json"
     );
     let resp = post(
-        &server,
+        server.http_addr(),
         fixture("valid.json"),
         "application/json",
         Some("br"),
@@ -143,7 +150,7 @@ async fn bodies_over_the_cap_and_gzip_bombs_are_413() {
     let server = collector::Server::start(config).await.unwrap();
 
     let resp = post(
-        &server,
+        server.http_addr(),
         vec![0x0a; 96 * 1024],
         "application/x-protobuf",
         None,
@@ -160,7 +167,14 @@ async fn bodies_over_the_cap_and_gzip_bombs_are_413() {
         "the compressed bomb is under the cap: {}",
         bomb.len()
     );
-    let resp = post(&server, bomb, "application/x-protobuf", Some("gzip"), None).await;
+    let resp = post(
+        server.http_addr(),
+        bomb,
+        "application/x-protobuf",
+        Some("gzip"),
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 413);
     let status = RpcStatus::decode(&resp.bytes().await.unwrap()[..]).unwrap();
     assert_eq!(
@@ -179,7 +193,7 @@ async fn missing_or_wrong_token_is_401() {
     config.auth_token = Some("s3cret".into());
     let server = collector::Server::start(config).await.unwrap();
     let resp = post(
-        &server,
+        server.http_addr(),
         fixture("valid.json"),
         "application/json",
         None,
@@ -188,7 +202,7 @@ async fn missing_or_wrong_token_is_401() {
     .await;
     assert_eq!(resp.status(), 401);
     let resp = post(
-        &server,
+        server.http_addr(),
         fixture("valid.json"),
         "application/json",
         None,
@@ -213,7 +227,7 @@ async fn full_queue_server(dir: &std::path::Path) -> collector::Server {
     let server = collector::Server::start(config).await.unwrap();
     server.pipeline().pause_writer(true);
     let first = post(
-        &server,
+        server.http_addr(),
         fixture("valid.json"),
         "application/json",
         None,
@@ -239,7 +253,7 @@ async fn full_queue_is_429_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
     let server = full_queue_server(dir.path()).await;
     let refused = post(
-        &server,
+        server.http_addr(),
         fixture("bad-ids.json"),
         "application/json",
         None,
@@ -273,7 +287,7 @@ async fn full_queue_refuses_before_the_body_is_decoded() {
     assert_eq!(decoded(), 1);
     // A body that would be a 400 if it were decoded: refused at admission it is a 429.
     let refused = post(
-        &server,
+        server.http_addr(),
         fixture("truncated.pb"),
         "application/x-protobuf",
         None,
@@ -309,7 +323,7 @@ async fn a_lone_request_larger_than_the_inflight_budget_is_accepted() {
     let body = fixture("valid.json");
     config.max_inflight_bytes = body.len() / 2;
     let server = collector::Server::start(config).await.unwrap();
-    let resp = post(&server, body, "application/json", None, None).await;
+    let resp = post(server.http_addr(), body, "application/json", None, None).await;
     assert_eq!(resp.status(), 200);
     server.shutdown().await.unwrap();
     assert_eq!(

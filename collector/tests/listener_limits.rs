@@ -80,15 +80,7 @@ async fn a_stalled_huge_declared_body_neither_blocks_others_nor_holds_the_budget
 
     // Another client's export goes through meanwhile.
     let req = request("other", tool_call_spans(1, T0));
-    let resp = post(
-        &server,
-        req.encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(resp.status(), 200);
+    export_ok(server.http_addr(), &req).await;
 
     // The body deadline ends the staller with 408 and gives its bytes back.
     let started = Instant::now();
@@ -154,7 +146,7 @@ async fn concurrent_chunked_uploads_are_charged_and_cannot_exceed_the_budget() {
     let mut req = request("chunked", tool_call_spans(1, T0));
     req.resource_spans[0].scope_spans[0].spans[0]
         .attributes
-        .push(kv("padding", s(&"p".repeat(2 * 1024 * 1024))));
+        .push(kv_str("padding", &"p".repeat(2 * 1024 * 1024)));
     let body = req.encode_to_vec();
     let clients = 6;
     let gate = std::sync::Arc::new(tokio::sync::Barrier::new(clients + 1));
@@ -221,7 +213,14 @@ async fn a_10_mib_bad_value_is_answered_in_under_1_kib() {
     let bad = format!(
         r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"x","startTimeUnixNano":"{ten_mib}"}}]}}]}}]}}"#
     );
-    let resp = post(&server, bad.into_bytes(), "application/json", None, None).await;
+    let resp = post(
+        server.http_addr(),
+        bad.into_bytes(),
+        "application/json",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 400);
     let body = resp.bytes().await.unwrap();
     assert!(body.len() < 1024, "answer is {} bytes", body.len());
@@ -236,7 +235,14 @@ async fn a_10_mib_bad_value_is_answered_in_under_1_kib() {
     let bad = format!(
         r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{ten_mib}","spanId":"0102030405060708","name":"x"}}]}}]}}]}}"#
     );
-    let resp = post(&server, bad.into_bytes(), "application/json", None, None).await;
+    let resp = post(
+        server.http_addr(),
+        bad.into_bytes(),
+        "application/json",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 200);
     let body = resp.bytes().await.unwrap();
     assert!(body.len() < 1024, "answer is {} bytes", body.len());
@@ -244,7 +250,7 @@ async fn a_10_mib_bad_value_is_answered_in_under_1_kib() {
     assert_eq!(answer["partialSuccess"]["rejectedSpans"], "1");
 
     let huge_type = format!("application/{}", "q".repeat(100_000));
-    let resp = post(&server, b"{}".to_vec(), &huge_type, None, None).await;
+    let resp = post(server.http_addr(), b"{}".to_vec(), &huge_type, None, None).await;
     assert_eq!(resp.status(), 415);
     assert!(resp.bytes().await.unwrap().len() < 1024);
     server.shutdown().await.unwrap();
@@ -337,15 +343,7 @@ async fn at_the_connection_cap_an_idle_connection_makes_room_for_a_new_one() {
         idle.push(TcpStream::connect(server.http_addr()).await.unwrap());
     }
     let req = request("capped", tool_call_spans(1, T0));
-    let resp = post(
-        &server,
-        req.encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(resp.status(), 200);
+    export_ok(server.http_addr(), &req).await;
     let stats = server.stats();
     assert!(
         stats

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use bench::load::{self, LoadConfig, Protocol};
-use bench::spans::SpanMix;
 use clap::{Parser, Subcommand};
+use synth::SpanMix;
 
 #[derive(Parser)]
 #[command(

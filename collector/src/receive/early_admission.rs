@@ -15,8 +15,10 @@
 //!   at once (about one per core). More would only make the threads fight over the cores and the
 //!   allocator, and starve the Parquet writer thread; waiting requests hold only their body.
 //!
-//! The queue in front of the Parquet writer ([`crate::store::queue_reservation`]) is checked first: when it is full,
-//! nothing admitted now could be accepted anyway.
+//! Not to be confused with the queue reservation ([`crate::store::queue_reservation`]), which
+//! comes later, once the batch is converted, and bounds what waits for the Parquet writer. That
+//! queue is checked here first, though: when it is full, nothing admitted now could be accepted
+//! anyway.
 
 use std::future::Future;
 use std::pin::Pin;

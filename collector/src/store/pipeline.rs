@@ -1,5 +1,5 @@
 //! The write pipeline shared by the network receivers and `tripline ingest`:
-//! converted batch -> admission (bounded queue) -> WAL append (+ fsync per policy) -> batcher
+//! converted batch -> queue reservation (bounded queue) -> WAL append (+ fsync per policy) -> batcher
 //! thread -> Parquet. [`Pipeline::submit`] returns once the batch is as durable as the fsync
 //! policy promises, which is when a receiver may acknowledge it.
 //!

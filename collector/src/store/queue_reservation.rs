@@ -1,7 +1,13 @@
-//! Admission control: a request gets a reservation for its converted batch *before* anything is
-//! written; without one it is refused (429 / RESOURCE_EXHAUSTED with `Retry-After`). The
-//! reservation is released when the Parquet writer has taken the batch, so memory between the
-//! receivers and the writer stays bounded by batches and bytes.
+//! The queue reservation: a converted batch gets a place in the bounded queue to the Parquet
+//! writer *before* anything is written to the WAL; without one it is refused (429 /
+//! RESOURCE_EXHAUSTED with `Retry-After`; `tripline ingest` waits instead). The reservation is
+//! released when the writer has taken the batch, so memory between the receivers and the writer
+//! stays bounded by batches and bytes.
+//!
+//! This is the second gate a request passes. The first, early admission
+//! ([`crate::receive::early_admission`]), runs before the body is even read and bounds the bytes
+//! of bodies in flight and the requests being converted; this one bounds what is converted and
+//! waiting to be written.
 
 use std::sync::{Arc, Condvar, Mutex};
 

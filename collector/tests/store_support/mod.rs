@@ -4,15 +4,17 @@
 #![allow(dead_code)]
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use collector::{Pipeline, PipelineConfig, Stats};
 use schemas::convert::{convert_request, Converted, IngestContext};
 
 use crate::common::{hex, request, span_id, stored_span_ids, tool_call_spans, T0};
 use schemas::layout;
+pub use testkit::store::{copy_dir, tmp_files, wal_segments};
+pub use testkit::wait::{wait_for, wait_up_to};
 
 /// A pipeline configuration for tests: `--fsync always`, small row groups, files committed
 /// only on flush / shutdown (an hour of age) unless a test says otherwise.
@@ -52,20 +54,6 @@ pub fn convert(
 /// The span ids (hex) of request `i`.
 pub fn span_ids(i: u64) -> [String; 2] {
     [hex(&span_id(i * 2)), hex(&span_id(i * 2 + 1))]
-}
-
-/// Every `.tmp` file left under the store.
-pub fn tmp_files(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .ends_with(layout::TMP_SUFFIX)
-        })
-        .map(|e| e.into_path())
-        .collect()
 }
 
 /// The store holds the spans of exactly the `acked` requests, each once, and may hold those
@@ -110,35 +98,6 @@ pub fn assert_exactly_once(dir: &Path, acked: &BTreeSet<u64>, maybe: &BTreeSet<u
     assert!(report.healthy(), "tripline verify: {report:?}");
 }
 
-/// Poll `cond` every 10 ms for up to 10 s.
-pub fn wait_for(what: &str, cond: impl FnMut() -> bool) {
-    wait_up_to(Duration::from_secs(10), what, cond)
-}
-
-/// Poll `cond` every 10 ms for up to `limit`.
-pub fn wait_up_to(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// WAL segment files, sorted.
-pub fn wal_segments(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(layout::wal_dir(dir))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|x| x == layout::WAL_SEGMENT_EXTENSION)
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 /// Offsets and lengths of the frames of one segment (`magic | len | crc | seq | payload`).
 pub fn frames(segment: &Path) -> Vec<(usize, usize, u64)> {
     let bytes = std::fs::read(segment).unwrap();
@@ -151,12 +110,4 @@ pub fn frames(segment: &Path) -> Vec<(usize, usize, u64)> {
         off += 20 + len;
     }
     out
-}
-
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
 }
