@@ -301,7 +301,7 @@ impl RequestBuilder {
         let mut agent_attrs = vec![
             kv_str("gen_ai.operation.name", "invoke_agent"),
             kv_str("gen_ai.agent.name", system.agent),
-            kv_str("gen_ai.agent.id", &format!("{}-v3", system.agent)),
+            kv_str("gen_ai.agent.id", format!("{}-v3", system.agent)),
             kv_str("gen_ai.conversation.id", &conversation),
             kv_str("gen_ai.provider.name", system.provider),
             kv_str("skill.name", system.skill),
@@ -318,7 +318,7 @@ impl RequestBuilder {
         if content {
             agent_attrs.push(kv_str(
                 "gen_ai.system_instructions",
-                &format!(
+                format!(
                     r#"[{{"type":"text","content":"You are {}. Use the tools; ask before any write."}}]"#,
                     system.agent
                 ),
@@ -340,10 +340,10 @@ impl RequestBuilder {
 
         let mut chat1 = chat_attrs(system, &conversation, input_tokens, 64, "tool_calls");
         if content {
-            chat1.push(kv_str("gen_ai.tool.definitions", &tool_definitions(system)));
+            chat1.push(kv_str("gen_ai.tool.definitions", tool_definitions(system)));
             chat1.push(kv_str(
                 "gen_ai.input.messages",
-                &format!(
+                format!(
                     r#"[{{"role":"user","parts":[{{"type":"text","content":"Please check {} for customer {}"}}]}}]"#,
                     tool,
                     self.turn % 977
@@ -351,7 +351,7 @@ impl RequestBuilder {
             ));
             chat1.push(kv_str(
                 "gen_ai.output.messages",
-                &format!(
+                format!(
                     r#"[{{"role":"assistant","parts":[{{"type":"tool_call","id":"{call_id}","name":"{tool}","arguments":{{"id":"A-{}"}}}}],"finish_reason":"tool_calls"}}]"#,
                     self.turn
                 ),
@@ -502,7 +502,7 @@ impl RequestBuilder {
                     kv_str("exception.type", "ToolError"),
                     kv_str(
                         "exception.message",
-                        &format!("record A-{} not found", self.turn),
+                        format!("record A-{} not found", self.turn),
                     ),
                 ],
                 dropped_attributes_count: 0,
@@ -571,7 +571,7 @@ fn chat_attrs(
         kv_str("gen_ai.response.model", system.model),
         kv_str(
             "gen_ai.response.id",
-            &format!("resp_{conversation}_{input_tokens}"),
+            format!("resp_{conversation}_{input_tokens}"),
         ),
         kv_int("gen_ai.usage.input_tokens", input_tokens),
         kv_int("gen_ai.usage.output_tokens", output_tokens),
@@ -643,7 +643,7 @@ fn resource_spans(service: &str, scope: &str, spans: Vec<Span>) -> ResourceSpans
             attributes: vec![
                 kv_str("service.name", service),
                 kv_str("service.version", "2.8.1"),
-                kv_str("service.instance.id", &format!("{service}-0")),
+                kv_str("service.instance.id", format!("{service}-0")),
                 kv_str("telemetry.sdk.language", "rust"),
                 kv_str("telemetry.sdk.name", "opentelemetry"),
                 kv_str("telemetry.sdk.version", "0.33.0"),

@@ -6,16 +6,18 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The recordings directory: `TRIPLINE_RECORDINGS` when set, else `shared/recordings` beside the
-/// repository when it holds a `MANIFEST.md`; `None` when neither is there.
+/// The recordings directory: `TRIPLINE_RECORDINGS` when set, else `shared/recordings` beside
+/// (or inside) the repository when it holds a `MANIFEST.md`; `None` when none is there.
 pub fn dir() -> Option<PathBuf> {
     if let Ok(dir) = std::env::var("TRIPLINE_RECORDINGS") {
         return Some(PathBuf::from(dir));
     }
     // This crate sits one level below the repository root.
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
-    let beside = repo.parent()?.join("shared").join("recordings");
-    beside.join("MANIFEST.md").is_file().then_some(beside)
+    [repo.parent()?, repo]
+        .iter()
+        .map(|root| root.join("shared").join("recordings"))
+        .find(|dir| dir.join("MANIFEST.md").is_file())
 }
 
 /// Recording name (`mcp2-native/S1-structured-good`) -> span count, from the table in the
