@@ -88,9 +88,10 @@ async fn a_request_that_would_expand_past_the_limit_is_413_and_the_server_lives(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_converted_size_limit_is_configurable() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.max_converted_bytes = 1024;
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.max_converted_bytes = 1024;
+    })
+    .await;
     let req = request("svc", tool_call_spans(1, T0));
     let resp = export(server.http_addr(), &req).await;
     assert_eq!(resp.status(), 413);

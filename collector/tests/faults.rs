@@ -21,7 +21,6 @@ use std::sync::Arc;
 use collector::store::pipeline::{PipelineError, SubmitError};
 use collector::store::wal::Wal;
 use collector::{FsyncPolicy, Pipeline, Stats};
-use prost::Message;
 use schemas::layout;
 use store_support::*;
 
@@ -326,18 +325,9 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
     let _s = fail::FailScenario::setup();
     let dir = tempfile::tempdir().unwrap();
     let server = common::start(dir.path()).await;
-    let body = |i: u64| {
-        common::request("http-svc", common::tool_call_spans(i, common::T0 + i)).encode_to_vec()
-    };
+    let req = |i: u64| common::request("http-svc", common::tool_call_spans(i, common::T0 + i));
     fail::cfg("parquet::write", "return").unwrap();
-    let first = common::post(
-        server.http_addr(),
-        body(0),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
+    let first = common::export(server.http_addr(), &req(0)).await;
     assert_eq!(first.status(), 200, "in the WAL: acknowledged");
     let stats = Arc::clone(server.pipeline().stats());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -348,14 +338,7 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    let refused = common::post(
-        server.http_addr(),
-        body(1),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
+    let refused = common::export(server.http_addr(), &req(1)).await;
     assert_eq!(refused.status(), 503);
     assert!(refused.headers().contains_key("retry-after"));
     fail::remove("parquet::write");
@@ -363,14 +346,7 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
         assert!(std::time::Instant::now() < deadline, "the writer recovers");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    let again = common::post(
-        server.http_addr(),
-        body(2),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
+    let again = common::export(server.http_addr(), &req(2)).await;
     assert_eq!(again.status(), 200);
     server.shutdown().await.unwrap();
     let ids = common::stored_span_ids(dir.path());

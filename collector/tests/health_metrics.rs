@@ -137,9 +137,10 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_need_the_token_and_health_does_not() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.auth_token = Some("tok".into());
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.auth_token = Some("tok".into());
+    })
+    .await;
     let base = format!("http://{}", server.http_addr());
     assert_eq!(get(format!("{base}/health"), None).await.status(), 200);
     assert_eq!(get(format!("{base}/metrics"), None).await.status(), 401);
@@ -158,9 +159,10 @@ async fn metrics_need_the_token_and_health_does_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_is_503_with_the_reason_while_the_queue_is_full() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.pipeline.max_queue_batches = 1;
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.pipeline.max_queue_batches = 1;
+    })
+    .await;
     server.pipeline().pause_writer(true);
     let req = request("q", tool_call_spans(1, T0));
     assert_eq!(export(server.http_addr(), &req).await.status(), 200);

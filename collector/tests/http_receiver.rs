@@ -36,7 +36,7 @@ async fn protobuf_and_json_bodies_store_identical_rows() {
 
     let js_server = start(js_dir.path()).await;
     let json = serde_json::to_vec(&req).unwrap();
-    let resp = post(js_server.http_addr(), json, "application/json", None, None).await;
+    let resp = post_json(js_server.http_addr(), json).await;
     assert_eq!(resp.status(), 200);
     assert_eq!(
         resp.headers()["content-type"].to_str().unwrap(),
@@ -142,17 +142,9 @@ async fn gzip_and_zstd_bodies_are_decompressed() {
     assert_eq!(resp.text().await.unwrap(), "{}");
 
     server.shutdown().await.unwrap();
-    let rows = store_rows(dir.path(), &[]);
-    let mut services = strings(&rows, "service_name");
-    services.sort();
     assert_eq!(
-        services,
-        vec![
-            Some("gzip-svc".to_string()),
-            Some("gzip-svc".to_string()),
-            Some("zstd-svc".to_string()),
-            Some("zstd-svc".to_string())
-        ]
+        stored_services(dir.path()),
+        ["gzip-svc", "gzip-svc", "zstd-svc", "zstd-svc"]
     );
 }
 

@@ -30,6 +30,22 @@ pub async fn post(
     req.send().await.expect("request reaches the collector")
 }
 
+/// POST a JSON body (OTLP/JSON), uncompressed, without a token.
+pub async fn post_json(addr: SocketAddr, body: Vec<u8>) -> reqwest::Response {
+    post(addr, body, "application/json", None, None).await
+}
+
+/// The body of an answer parsed as JSON (an OTLP/JSON answer or `google.rpc.Status`).
+pub async fn json_answer(resp: reqwest::Response) -> serde_json::Value {
+    let body = resp.bytes().await.expect("read the answer");
+    serde_json::from_slice(&body).unwrap_or_else(|e| {
+        panic!(
+            "the answer is not JSON ({e}): {}",
+            String::from_utf8_lossy(&body)
+        )
+    })
+}
+
 /// POST `request` as protobuf, uncompressed, without a token.
 pub async fn export(addr: SocketAddr, request: &ExportTraceServiceRequest) -> reqwest::Response {
     post(addr, request.encode_to_vec(), PROTOBUF, None, None).await

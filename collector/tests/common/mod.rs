@@ -17,7 +17,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 #[allow(unused_imports)]
 pub use synth::kv::{kv_int, kv_str};
 #[allow(unused_imports)]
-pub use testkit::http::{export, export_ok, post};
+pub use testkit::http::{export, export_ok, json_answer, post, post_json};
 #[allow(unused_imports)]
 pub use testkit::store::part_files;
 
@@ -31,6 +31,13 @@ pub fn config(data_dir: &Path) -> ServerConfig {
     c.grpc = "127.0.0.1:0".parse().expect("literal address");
     c.stats_interval = Duration::from_secs(3600);
     c
+}
+
+/// A collector on [`config`] changed by `adjust`.
+pub async fn start_with(data_dir: &Path, adjust: impl FnOnce(&mut ServerConfig)) -> Server {
+    let mut c = config(data_dir);
+    adjust(&mut c);
+    Server::start(c).await.expect("collector starts")
 }
 
 pub async fn start(data_dir: &Path) -> Server {
@@ -202,6 +209,16 @@ pub fn stored_span_ids(data_dir: &Path) -> Vec<String> {
 
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The service name of every stored span, sorted.
+pub fn stored_services(data_dir: &Path) -> Vec<String> {
+    let mut services: Vec<String> = strings(&store_rows(data_dir, &[]), "service_name")
+        .into_iter()
+        .flatten()
+        .collect();
+    services.sort();
+    services
 }
 
 /// The string column `name` of a batch.
