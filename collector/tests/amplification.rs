@@ -29,7 +29,7 @@ fn amplifying_request() -> Vec<u8> {
         .as_mut()
         .unwrap()
         .attributes
-        .push(kv_str("big", &"x".repeat(1 << 20)));
+        .push(kv_str("big", "x".repeat(1 << 20)));
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(&req.encode_to_vec()).unwrap();
     gz.finish().unwrap()

@@ -147,7 +147,7 @@ async fn concurrent_chunked_uploads_are_charged_and_cannot_exceed_the_budget() {
     let mut req = request("chunked", tool_call_spans(1, T0));
     req.resource_spans[0].scope_spans[0].spans[0]
         .attributes
-        .push(kv_str("padding", &"p".repeat(2 * 1024 * 1024)));
+        .push(kv_str("padding", "p".repeat(2 * 1024 * 1024)));
     let body = req.encode_to_vec();
     let clients = 6;
     let gate = std::sync::Arc::new(tokio::sync::Barrier::new(clients + 1));

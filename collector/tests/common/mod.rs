@@ -75,7 +75,7 @@ pub fn tool_call_spans(n: u64, start: u64) -> Vec<Span> {
             attributes: vec![
                 kv_str("gen_ai.operation.name", "execute_tool"),
                 kv_str("gen_ai.tool.name", "get_ticket"),
-                kv_str("gen_ai.tool.call.id", &format!("call-{n}")),
+                kv_str("gen_ai.tool.call.id", format!("call-{n}")),
                 kv_str("skill.name", "triage"),
                 kv_str("guardrail.decision", "allow"),
                 kv_int("custom.count", n as i64),
@@ -99,7 +99,7 @@ pub fn tool_call_spans(n: u64, start: u64) -> Vec<Span> {
             end_time_unix_nano: start + 4_000_000,
             attributes: vec![
                 kv_str("mcp.method.name", "tools/call"),
-                kv_str("jsonrpc.request.id", &n.to_string()),
+                kv_str("jsonrpc.request.id", n.to_string()),
                 kv_str("gen_ai.tool.name", "get_ticket"),
                 kv_str("error.type", "tool_error"),
             ],

@@ -13,7 +13,10 @@ use schemas::convert::{convert_request, Converted, IngestContext};
 
 use crate::common::{hex, request, span_id, stored_span_ids, tool_call_spans, T0};
 use schemas::layout;
+// Each test binary uses some of these.
+#[allow(unused_imports)]
 pub use testkit::store::{copy_dir, tmp_files, wal_segments};
+#[allow(unused_imports)]
 pub use testkit::wait::{wait_for, wait_up_to};
 
 /// A pipeline configuration for tests: `--fsync always`, small row groups, files committed
