@@ -10,27 +10,10 @@ use serde_json::Value;
 mod common;
 
 use common::tripline;
+use testkit::store::part_files;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-/// Committed part files under `dir/spans`, sorted.
-fn part_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.join("spans")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "parquet") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Spans in the store per `query`.

@@ -11,6 +11,7 @@ use serde_json::Value;
 mod common;
 
 use common::tripline;
+use schemas::layout;
 
 const SAMPLE: &str = "samples/traces/atlas-healthy.json";
 
@@ -80,7 +81,7 @@ fn an_empty_store_says_it_is_empty() {
             let pipeline = collector::Pipeline::start(config, stats).expect("start");
             pipeline.shutdown().expect("stop");
         } else {
-            std::fs::create_dir(dir.path().join("spans")).expect("mkdir");
+            std::fs::create_dir(layout::spans_dir(dir.path())).expect("mkdir");
         }
         for out in every_command(dir.path()) {
             assert_exit_2(
@@ -95,7 +96,7 @@ fn an_empty_store_says_it_is_empty() {
 fn one_level_too_deep_suggests_the_parent() {
     let dir = ingested();
     let root = dir.path().canonicalize().expect("canonical");
-    let spans = root.join("spans");
+    let spans = layout::spans_dir(&root);
     let out = tripline(&spans, &["check"]);
     assert_exit_2(
         &out,
@@ -162,12 +163,16 @@ fn a_normal_scan_reports_what_it_read() {
     assert_eq!(count.status.code(), Some(0), "{}", text(&count.stderr));
     let rows: Value = serde_json::from_slice(&count.stdout).expect("query JSON");
     let n = rows[0]["n"].as_u64().expect("n");
-    let files = std::fs::read_dir(dir.path().join("spans"))
+    let files = std::fs::read_dir(layout::spans_dir(dir.path()))
         .expect("spans")
         .flatten()
         .flat_map(|d| std::fs::read_dir(d.path()).expect("date").flatten())
         .flat_map(|h| std::fs::read_dir(h.path()).expect("hour").flatten())
-        .filter(|f| f.file_name().to_string_lossy().ends_with(".parquet"))
+        .filter(|f| {
+            f.file_name()
+                .to_string_lossy()
+                .ends_with(layout::PARQUET_SUFFIX)
+        })
         .count();
     assert!(files >= 1);
     let summary = format!("scanned {n} span(s) in {files} part file(s)");

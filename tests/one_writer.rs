@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use schemas::layout;
 
 /// A `tripline collect` child on free loopback ports; killed on drop.
 struct Collector {
@@ -73,7 +74,7 @@ fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
     let mut out: Vec<(PathBuf, u64)> = walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && e.file_name() != "LOCK")
+        .filter(|e| e.file_type().is_file() && e.file_name() != layout::LOCK_FILE)
         .map(|e| {
             (
                 e.path().to_path_buf(),

@@ -11,6 +11,8 @@ use serde_json::Value;
 mod common;
 
 use common::tripline;
+use schemas::layout;
+use testkit::store::part_files;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -24,18 +26,10 @@ fn ingested() -> tempfile::TempDir {
 }
 
 fn first_part_file(dir: &Path) -> PathBuf {
-    let mut stack = vec![dir.join("spans")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "parquet") {
-                return p;
-            }
-        }
-    }
-    panic!("no part file under {}", dir.display());
+    part_files(dir)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no part file under {}", dir.display()))
 }
 
 fn verify_json(dir: &Path) -> (Option<i32>, Value) {
@@ -82,7 +76,7 @@ fn a_corrupt_part_file_is_listed_with_exit_1() {
 fn a_leftover_tmp_file_is_a_problem_unless_a_writer_holds_the_lock() {
     let dir = ingested();
     let part = first_part_file(dir.path());
-    let tmp = part.with_file_name(".part-01JLEFTOVER.parquet.tmp");
+    let tmp = part.with_file_name(layout::tmp_part_file_name("01JLEFTOVER"));
     std::fs::write(&tmp, b"half a file").expect("write tmp");
     let (code, v) = verify_json(dir.path());
     assert_eq!(code, Some(1), "{v}");
@@ -93,7 +87,7 @@ fn a_leftover_tmp_file_is_a_problem_unless_a_writer_holds_the_lock() {
         .starts_with("leftover temporary file"));
 
     // A writer holds <data>/LOCK: the temporary file is work in progress.
-    let lock = std::fs::File::create(dir.path().join("LOCK")).expect("lock file");
+    let lock = std::fs::File::create(layout::lock_file(dir.path())).expect("lock file");
     // SAFETY: flock on a descriptor this test owns.
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
     let (code, v) = verify_json(dir.path());
@@ -107,7 +101,7 @@ fn a_leftover_tmp_file_is_a_problem_unless_a_writer_holds_the_lock() {
 #[test]
 fn a_corrupt_wal_frame_is_listed_with_exit_1() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let wal_dir = dir.path().join("wal");
+    let wal_dir = layout::wal_dir(dir.path());
     // Real records: a converted sample as the collector writes it (Arrow IPC).
     let body =
         std::fs::read(common::repo().join("samples/traces/atlas-healthy.json")).expect("sample");
@@ -120,11 +114,15 @@ fn a_corrupt_wal_frame_is_listed_with_exit_1() {
             redact_content: false,
         },
     );
-    let payload = collector::wal::ipc::encode(&converted.batch).expect("encode");
+    let payload = collector::store::wal::ipc::encode(&converted.batch).expect("encode");
     {
-        let wal =
-            collector::wal::Wal::open(&wal_dir, collector::FsyncPolicy::Always, 1 << 20, |_, _| {})
-                .expect("open wal");
+        let wal = collector::store::wal::Wal::open(
+            &wal_dir,
+            collector::FsyncPolicy::Always,
+            1 << 20,
+            |_, _| {},
+        )
+        .expect("open wal");
         for _ in 0..3 {
             let (seq, ()) = wal.append(&payload, |_| ()).expect("append");
             wal.commit(seq).expect("commit");

@@ -13,6 +13,8 @@ use serde_json::Value;
 mod common;
 
 use common::{repo, tripline};
+use schemas::layout;
+use testkit::store::copy_dir;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -69,13 +71,6 @@ fn read(dir: &Path) -> (u64, Value) {
     (rows[0]["n"].as_u64().expect("n"), v["scanned"].clone())
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read dir").flatten() {
-        std::fs::copy(e.path(), to.join(e.file_name())).expect("copy");
-    }
-}
-
 #[test]
 fn acknowledged_spans_in_the_wal_are_read_exactly_once() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -99,7 +94,7 @@ fn acknowledged_spans_in_the_wal_are_read_exactly_once() {
 
     // Committed, WAL released: the same spans, now from Parquet.
     let old_wal = dir.path().join("wal-before-commit");
-    copy_dir(&dir.path().join("wal"), &old_wal);
+    copy_dir(&layout::wal_dir(dir.path()), &old_wal);
     restart_and_commit(dir.path());
     let (rows, scanned) = read(dir.path());
     assert_eq!((rows, scanned["wal_spans"].as_u64()), (n, Some(0)));
@@ -107,8 +102,8 @@ fn acknowledged_spans_in_the_wal_are_read_exactly_once() {
 
     // A crash between the commit and the checkpoint: the WAL still holds records a committed
     // file covers. They are not counted twice.
-    std::fs::remove_dir_all(dir.path().join("wal")).expect("rm wal");
-    copy_dir(&old_wal, &dir.path().join("wal"));
+    std::fs::remove_dir_all(layout::wal_dir(dir.path())).expect("rm wal");
+    copy_dir(&old_wal, &layout::wal_dir(dir.path()));
     std::fs::remove_dir_all(&old_wal).expect("rm copy");
     let (rows, scanned) = read(dir.path());
     assert_eq!((rows, scanned["wal_spans"].as_u64()), (n, Some(0)));

@@ -329,7 +329,7 @@ pub fn trace(data_dir: &Path, args: TraceArgs) -> anyhow::Result<ExitCode> {
 
 /// `tripline verify`: 0 healthy, 1 problems found, 2 could not run (no such dir, not a store).
 pub fn verify(data_dir: &Path, args: VerifyArgs) -> anyhow::Result<ExitCode> {
-    let report = collector::verify::verify(data_dir)?;
+    let report = collector::store::verify::verify(data_dir)?;
     emit(&crate::output::render_verify(&report, args.format))?;
     Ok(if report.healthy() {
         ExitCode::SUCCESS

@@ -6,11 +6,11 @@
 
 use std::hint::black_box;
 
-use bench::spans::{RequestBuilder, SpanMix};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use prost::Message;
 use schemas::convert::{convert_request, IngestContext};
 use schemas::decode::decode_protobuf;
+use synth::{RequestBuilder, SpanMix};
 
 const NOW: u64 = 1_800_000_000_000_000_000;
 

@@ -9,11 +9,11 @@ use std::hint::black_box;
 
 use arrow::compute::concat_batches;
 use arrow::record_batch::RecordBatch;
-use bench::spans::{RequestBuilder, SpanMix};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use parquet::arrow::ArrowWriter;
 use schemas::convert::{convert_request, IngestContext};
 use schemas::parquet_props::writer_properties;
+use synth::{RequestBuilder, SpanMix};
 
 const NOW: u64 = 1_800_000_000_000_000_000;
 

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use prost::Message;
 
-use crate::spans::{RequestBuilder, SpanMix};
+use synth::{RequestBuilder, SpanMix};
 
 /// Writes `total_spans` spans as files of `batch_spans` spans each (the last may be smaller)
 /// named `bench-{seed}-{index:06}.pb` under `dir`; returns the number of files.
@@ -52,7 +52,7 @@ mod tests {
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 
     use super::*;
-    use crate::spans::span_count;
+    use synth::span_count;
 
     #[test]
     fn writes_exactly_the_asked_spans() {

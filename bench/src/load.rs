@@ -21,8 +21,8 @@ use prost::Message;
 use serde::Serialize;
 use tonic::transport::Channel;
 
-use crate::spans::{RequestBuilder, SpanMix};
 use crate::stats::{summarize_micros, LatencySummary};
+use synth::{RequestBuilder, SpanMix};
 
 /// Wire protocol of the exporter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]

@@ -10,28 +10,28 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use crate::config::{FsyncPolicy, PipelineConfig, ServerConfig};
-use crate::forward::Forwarder;
+use crate::config::{self, FsyncPolicy, PipelineConfig, ServerConfig};
+use crate::ingest::forward::Forwarder;
 use crate::ingest::{ingest_into, Destination, IngestOptions, IngestSummary};
-use crate::lock::{current_holder, DataDirLock};
-use crate::pipeline::Pipeline;
 use crate::server::Server;
+use crate::store::lock::{current_holder, DataDirLock};
+use crate::store::pipeline::Pipeline;
 use crate::telemetry::Stats;
 
 /// Settings of the write path shared by `collect` and `ingest`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct StoreArgs {
     /// When to fsync the write-ahead log: `always` acknowledges only synced data.
-    #[arg(long, value_enum, default_value = "always")]
+    #[arg(long, value_enum, default_value_t = config::DEFAULT_FSYNC)]
     pub fsync: FsyncPolicy,
     /// Roll a Parquet file once it reaches this many bytes.
-    #[arg(long, default_value_t = 128 * 1024 * 1024)]
+    #[arg(long, default_value_t = config::DEFAULT_MAX_FILE_BYTES)]
     pub max_file_bytes: u64,
     /// Roll a Parquet file once it has been open this many seconds.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = config::DEFAULT_MAX_FILE_AGE_SECS)]
     pub max_file_age_secs: u64,
     /// Flush a Parquet row group at this many rows (it is also bounded by bytes).
-    #[arg(long, default_value_t = 64 * 1024)]
+    #[arg(long, default_value_t = PipelineConfig::new(PathBuf::new()).row_group_rows)]
     pub row_group_rows: usize,
     /// Drop content columns (tool arguments and results, messages) at ingest.
     #[arg(long)]
@@ -52,47 +52,47 @@ impl StoreArgs {
 #[derive(clap::Args)]
 pub struct CollectArgs {
     /// OTLP/HTTP listen address (`HOST:PORT`; a host name such as `localhost` is resolved).
-    #[arg(long, env = "TRIPLINE_HTTP_ADDR", default_value = "127.0.0.1:4318", value_parser = listen_addr)]
+    #[arg(long, env = "TRIPLINE_HTTP_ADDR", default_value_t = config::DEFAULT_HTTP_ADDR, value_parser = listen_addr)]
     pub http: SocketAddr,
     /// OTLP/gRPC listen address (`HOST:PORT`; a host name such as `localhost` is resolved).
-    #[arg(long, env = "TRIPLINE_GRPC_ADDR", default_value = "127.0.0.1:4317", value_parser = listen_addr)]
+    #[arg(long, env = "TRIPLINE_GRPC_ADDR", default_value_t = config::DEFAULT_GRPC_ADDR, value_parser = listen_addr)]
     pub grpc: SocketAddr,
     /// Refuse request bodies larger than this after decompression (413).
-    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    #[arg(long, default_value_t = config::DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
     /// Refuse new requests at once (429, before reading them) while this many request-body
     /// bytes are already being processed.
-    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    #[arg(long, default_value_t = config::DEFAULT_MAX_INFLIGHT_BYTES)]
     pub max_inflight_bytes: usize,
     /// Refuse a request (413) whose converted rows would exceed this many bytes: resource and
     /// scope attributes are copied into every span's row, so a small request can expand a lot.
-    #[arg(long, default_value_t = schemas::convert::DEFAULT_MAX_CONVERTED_BYTES)]
+    #[arg(long, default_value_t = config::DEFAULT_MAX_CONVERTED_BYTES)]
     pub max_converted_bytes: u64,
     /// Close a connection that does not send a request's headers within this many seconds (or
     /// does not start a first request within it).
-    #[arg(long, default_value_t = crate::config::DEFAULT_HEADER_READ_TIMEOUT_SECS)]
+    #[arg(long, default_value_t = config::DEFAULT_HEADER_READ_TIMEOUT_SECS)]
     pub header_read_timeout_secs: u64,
     /// Close a connection with no request in progress for this many seconds (on HTTP/1.1 the
     /// header-read timeout also applies while waiting for the next request).
-    #[arg(long, default_value_t = crate::config::DEFAULT_IDLE_TIMEOUT_SECS)]
+    #[arg(long, default_value_t = config::DEFAULT_IDLE_TIMEOUT_SECS)]
     pub idle_timeout_secs: u64,
     /// Answer 408 (gRPC DEADLINE_EXCEEDED) when a request's whole body has not arrived within
     /// this many seconds; its in-flight bytes are freed.
-    #[arg(long, default_value_t = crate::config::DEFAULT_BODY_TIMEOUT_SECS)]
+    #[arg(long, default_value_t = config::DEFAULT_BODY_TIMEOUT_SECS)]
     pub body_timeout_secs: u64,
     /// Open connections of both ports together; lowered at start to fit under the file
     /// descriptor limit (ulimit -n) with room for the store's files. At the cap the least
     /// recently active idle connection is closed to make room.
-    #[arg(long, default_value_t = crate::config::DEFAULT_MAX_CONNECTIONS)]
+    #[arg(long, default_value_t = config::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
     /// Concurrent HTTP/2 and gRPC streams per connection.
-    #[arg(long, default_value_t = crate::config::DEFAULT_MAX_STREAMS_PER_CONNECTION)]
+    #[arg(long, default_value_t = config::DEFAULT_MAX_STREAMS_PER_CONNECTION)]
     pub max_streams_per_connection: u32,
     /// Require `Authorization: Bearer <token>` with the token in this file.
     #[arg(long)]
     pub auth_token_file: Option<PathBuf>,
     /// Log the collector's counters every this many seconds.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = config::DEFAULT_STATS_INTERVAL_SECS)]
     pub stats_interval_secs: u64,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -111,47 +111,54 @@ pub struct IngestArgs {
     #[arg(long)]
     pub auth_token_file: Option<PathBuf>,
     /// Stop reading an input file beyond this many bytes (after decompression).
-    #[arg(long, default_value_t = crate::ingest::DEFAULT_MAX_FILE_BYTES)]
+    #[arg(long, default_value_t = config::DEFAULT_MAX_READ_BYTES)]
     pub max_read_bytes: u64,
     /// Largest single request in a file: a whole .json/.pb file or one JSON line.
-    #[arg(long, default_value_t = crate::ingest::DEFAULT_MAX_REQUEST_BYTES)]
+    #[arg(long, default_value_t = config::DEFAULT_MAX_REQUEST_BYTES)]
     pub max_request_bytes: usize,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+impl CollectArgs {
+    /// The settings these arguments ask for; with no argument given, [`ServerConfig::new`].
+    fn server_config(&self, data_dir: &Path, auth_token: Option<String>) -> ServerConfig {
+        ServerConfig {
+            http: self.http,
+            grpc: self.grpc,
+            max_body_bytes: self.max_body_bytes,
+            max_inflight_bytes: self.max_inflight_bytes,
+            max_converted_bytes: self.max_converted_bytes,
+            header_read_timeout: Duration::from_secs(self.header_read_timeout_secs.max(1)),
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
+            body_timeout: Duration::from_secs(self.body_timeout_secs.max(1)),
+            max_connections: self.max_connections.max(1),
+            max_streams_per_connection: self.max_streams_per_connection.max(1),
+            processing_slots: crate::receive::early_admission::EarlyAdmission::default_slots(),
+            auth_token,
+            redact_content: self.store.redact_content,
+            stats_interval: Duration::from_secs(self.stats_interval_secs.max(1)),
+            retry_after_secs: config::DEFAULT_RETRY_AFTER_SECS,
+            pipeline: self.store.pipeline_config(data_dir),
+        }
+    }
 }
 
 pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
     // Before anything in the directory is touched: a second writer changes nothing.
     let mut lock = DataDirLock::acquire(data_dir, "collect")?;
     let auth_token = match &args.auth_token_file {
-        Some(p) => Some(crate::auth::load_token(p)?),
+        Some(p) => Some(crate::receive::auth::load_token(p)?),
         None => None,
     };
-    let config = ServerConfig {
-        http: args.http,
-        grpc: args.grpc,
-        max_body_bytes: args.max_body_bytes,
-        max_inflight_bytes: args.max_inflight_bytes,
-        max_converted_bytes: args.max_converted_bytes,
-        header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
-        idle_timeout: Duration::from_secs(args.idle_timeout_secs.max(1)),
-        body_timeout: Duration::from_secs(args.body_timeout_secs.max(1)),
-        max_connections: args.max_connections.max(1),
-        max_streams_per_connection: args.max_streams_per_connection.max(1),
-        processing_slots: crate::admission::Admission::default_slots(),
-        auth_token,
-        redact_content: args.store.redact_content,
-        stats_interval: Duration::from_secs(args.stats_interval_secs.max(1)),
-        retry_after_secs: 1,
-        pipeline: args.store.pipeline_config(data_dir),
-    };
+    let config = args.server_config(data_dir, auth_token);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("tripline-collect")
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let mut signals = crate::shutdown::Signals::install();
+        let mut signals = crate::signals::Signals::install();
         let server = Server::start(config)
             .await
             .with_context(|| format!("cannot start the collector on {}", data_dir.display()))?;
@@ -186,7 +193,7 @@ pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
         max_request_bytes: args.max_request_bytes.max(1),
     };
     let token = match &args.auth_token_file {
-        Some(p) => Some(crate::auth::load_token(p)?),
+        Some(p) => Some(crate::receive::auth::load_token(p)?),
         None => None,
     };
     let via = args.via.clone().or_else(|| {
@@ -257,7 +264,40 @@ fn listen_addr(value: &str) -> Result<SocketAddr, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::listen_addr;
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Collect {
+        #[command(flatten)]
+        args: CollectArgs,
+    }
+
+    #[derive(Parser)]
+    struct Ingest {
+        #[command(flatten)]
+        args: IngestArgs,
+    }
+
+    /// The command line's defaults are the library's: `tripline collect` with no flag runs
+    /// exactly `ServerConfig::new`.
+    #[test]
+    fn command_line_defaults_are_the_config_defaults() {
+        let dir = Path::new("/data");
+        let args = Collect::try_parse_from(["collect"]).unwrap().args;
+        assert_eq!(
+            format!("{:?}", args.server_config(dir, None)),
+            format!("{:?}", ServerConfig::new(dir))
+        );
+        let args = Ingest::try_parse_from(["ingest", "x.json"]).unwrap().args;
+        assert_eq!(
+            format!("{:?}", args.store.pipeline_config(dir)),
+            format!("{:?}", PipelineConfig::new(dir))
+        );
+        let defaults = IngestOptions::default();
+        assert_eq!(args.max_read_bytes, defaults.max_file_bytes);
+        assert_eq!(args.max_request_bytes, defaults.max_request_bytes);
+    }
 
     #[test]
     fn listen_addresses_take_ips_and_host_names() {

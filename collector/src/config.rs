@@ -1,9 +1,51 @@
-//! Settings of the pipeline and of the network receivers, in one place so the CLI, the tests and
-//! `tripline demo` build them the same way (`Default` is the embedded, safe configuration).
+//! Settings of the pipeline, the network receivers and the importer, with every default stated
+//! once: the `DEFAULT_*` constants below are what `PipelineConfig::new` and `ServerConfig::new`
+//! build (the embedded, safe configuration the tests and `tripline demo` use) and what the
+//! command line shows and applies (`crate::cli`), so the two cannot drift.
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::PathBuf;
 use std::time::Duration;
+
+const MIB: usize = 1024 * 1024;
+
+/// Default of `--http`: loopback only, the OTLP/HTTP port.
+pub const DEFAULT_HTTP_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 4318));
+/// Default of `--grpc`: loopback only, the OTLP/gRPC port.
+pub const DEFAULT_GRPC_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 4317));
+/// Default of `--fsync`: nothing is acknowledged before it is synced.
+pub const DEFAULT_FSYNC: FsyncPolicy = FsyncPolicy::Always;
+/// Period of the background fsync under [`FsyncPolicy::Interval`] (no flag).
+pub const DEFAULT_FSYNC_INTERVAL: Duration = Duration::from_millis(200);
+/// Default of `--max-file-bytes`.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 128 * MIB as u64;
+/// Default of `--max-file-age-secs`.
+pub const DEFAULT_MAX_FILE_AGE_SECS: u64 = 60;
+/// Size beyond which a WAL segment is closed (no flag).
+pub const DEFAULT_WAL_SEGMENT_BYTES: u64 = 64 * MIB as u64;
+/// Part files open at once (no flag).
+pub const DEFAULT_MAX_OPEN_FILES: usize = 32;
+/// Batches waiting for the Parquet writer (no flag).
+pub const DEFAULT_MAX_QUEUE_BATCHES: usize = 1024;
+/// Bytes of the batches waiting for the Parquet writer (no flag).
+pub const DEFAULT_MAX_QUEUE_BYTES: usize = 256 * MIB;
+/// Default of `--max-body-bytes`.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * MIB;
+/// Default of `--max-inflight-bytes`.
+pub const DEFAULT_MAX_INFLIGHT_BYTES: usize = 64 * MIB;
+/// Default of `--max-converted-bytes` (the converter's own bound).
+pub const DEFAULT_MAX_CONVERTED_BYTES: u64 = schemas::convert::DEFAULT_MAX_CONVERTED_BYTES;
+/// Default of `--stats-interval-secs`.
+pub const DEFAULT_STATS_INTERVAL_SECS: u64 = 30;
+/// Seconds a refused client is told to wait (`Retry-After`, gRPC RetryInfo; no flag).
+pub const DEFAULT_RETRY_AFTER_SECS: u32 = 1;
+/// Default of `tripline ingest --max-read-bytes`: bytes read from one file, after decompression.
+pub const DEFAULT_MAX_READ_BYTES: u64 = 1 << 30;
+/// Default of `tripline ingest --max-request-bytes`: one request in a file (a whole `.json` /
+/// `.pb` file, or one line of JSON lines).
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 256 * MIB;
 
 /// When the write-ahead log is fsynced relative to the acknowledgement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,9 +81,9 @@ pub struct PipelineConfig {
     /// and a file descriptor). A batch touching a partition beyond it first commits the least
     /// recently written file, so a request spread over thousands of hours stays bounded.
     pub max_open_files: usize,
-    /// Admission control: converted batches waiting for the Parquet writer.
+    /// Queue reservation: converted batches waiting for the Parquet writer.
     pub max_queue_batches: usize,
-    /// Admission control: bytes of those batches (Arrow IPC size).
+    /// Queue reservation: bytes of those batches (Arrow IPC size).
     pub max_queue_bytes: usize,
 }
 
@@ -50,16 +92,16 @@ impl PipelineConfig {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         PipelineConfig {
             data_dir: data_dir.into(),
-            fsync: FsyncPolicy::Always,
-            fsync_interval: Duration::from_millis(200),
-            max_file_bytes: 128 * 1024 * 1024,
-            max_file_age: Duration::from_secs(60),
+            fsync: DEFAULT_FSYNC,
+            fsync_interval: DEFAULT_FSYNC_INTERVAL,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            max_file_age: Duration::from_secs(DEFAULT_MAX_FILE_AGE_SECS),
             row_group_rows: 64 * 1024,
             row_group_bytes: 32 * 1024 * 1024,
-            wal_segment_bytes: 64 * 1024 * 1024,
-            max_open_files: 32,
-            max_queue_batches: 1024,
-            max_queue_bytes: 256 * 1024 * 1024,
+            wal_segment_bytes: DEFAULT_WAL_SEGMENT_BYTES,
+            max_open_files: DEFAULT_MAX_OPEN_FILES,
+            max_queue_batches: DEFAULT_MAX_QUEUE_BATCHES,
+            max_queue_bytes: DEFAULT_MAX_QUEUE_BYTES,
         }
     }
 }
@@ -117,18 +159,16 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// Loopback defaults (`127.0.0.1:4318` / `:4317`), 64 MiB body cap, 64 MiB of bodies in
-    /// flight, 256 MiB of converted rows per request, one processing slot per core, no auth;
-    /// 10 s to send headers, 60 s keep-alive idle, 30 s per body, 1,024 connections (lowered
-    /// under the fd limit), 16 HTTP/2 streams per connection.
+    /// The `DEFAULT_*` settings: loopback listeners, one processing slot per core, no auth, no
+    /// redaction, the pipeline's defaults for a store at `data_dir`.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         ServerConfig {
-            http: SocketAddr::from(([127, 0, 0, 1], 4318)),
-            grpc: SocketAddr::from(([127, 0, 0, 1], 4317)),
-            max_body_bytes: 64 * 1024 * 1024,
-            max_inflight_bytes: 64 * 1024 * 1024,
-            max_converted_bytes: schemas::convert::DEFAULT_MAX_CONVERTED_BYTES,
-            processing_slots: crate::admission::Admission::default_slots(),
+            http: DEFAULT_HTTP_ADDR,
+            grpc: DEFAULT_GRPC_ADDR,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_inflight_bytes: DEFAULT_MAX_INFLIGHT_BYTES,
+            max_converted_bytes: DEFAULT_MAX_CONVERTED_BYTES,
+            processing_slots: crate::receive::early_admission::EarlyAdmission::default_slots(),
             header_read_timeout: Duration::from_secs(DEFAULT_HEADER_READ_TIMEOUT_SECS),
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECS),
             body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECS),
@@ -136,8 +176,8 @@ impl ServerConfig {
             max_streams_per_connection: DEFAULT_MAX_STREAMS_PER_CONNECTION,
             auth_token: None,
             redact_content: false,
-            stats_interval: Duration::from_secs(30),
-            retry_after_secs: 1,
+            stats_interval: Duration::from_secs(DEFAULT_STATS_INTERVAL_SECS),
+            retry_after_secs: DEFAULT_RETRY_AFTER_SECS,
             pipeline: PipelineConfig::new(data_dir),
         }
     }

@@ -1,37 +1,36 @@
 //! The OTLP receiver and Parquet span store writer.
 //!
-//! Data path: receivers ([`http`], [`grpc`]) and the file importer ([`ingest`]) share one
-//! [`request`] path into the [`pipeline`]: early [`admission`] (before a body is read) ->
-//! decode and convert -> queue reservation ([`backlog`]) -> [`wal`] -> [`batcher`] ->
-//! [`parquet_writer`] in the Hive [`layout`]. A request is acknowledged once its batch is in the
-//! WAL; Parquet is written off the request path and the WAL is replayed, exactly once, on start.
+//! Two halves, one folder each:
+//! - [`receive`]: the network side. The OTLP/HTTP and OTLP/gRPC receivers share one request path
+//!   ([`receive::request`]): auth, early admission before a body is read
+//!   ([`receive::early_admission`]), capped decompression ([`receive::decompress`]), decode and
+//!   convert, and the answer in the request's encoding ([`receive::otlp_wire`]).
+//! - [`store`]: the data directory. [`store::pipeline`] takes a converted batch, reserves room
+//!   in the queue to the Parquet writer ([`store::queue_reservation`]), appends it to the
+//!   [`store::wal`] and returns once it is durable; the [`store::batcher`] thread writes
+//!   [`store::part_file`]s in the store layout ([`schemas::layout`]). On start the WAL is replayed
+//!   exactly once ([`store::committed_records`]). One writer per directory ([`store::lock`]);
+//!   [`store::verify`] checks a store read-only.
+//!
+//! Around them: [`server`] runs both receivers over one pipeline (`tripline collect`), [`ingest`]
+//! imports recorded exports through the same pipeline or a running collector (`tripline
+//! ingest`), [`cli`] maps both to exit codes, [`config`] holds every setting and its default,
+//! [`telemetry`] counts, [`signals`] waits for the signal to stop.
+//!
+//! A request is acknowledged once its batch is in the WAL; Parquet is written off the request
+//! path.
 
-pub mod admission;
-pub mod auth;
-pub mod backlog;
-pub mod batcher;
 pub mod cli;
 pub mod config;
-pub mod coverage;
-pub mod forward;
-pub mod grpc;
-pub mod http;
 pub mod ingest;
-pub mod layout;
-pub mod limits;
-pub mod lock;
-pub mod otlp_response;
-pub mod parquet_writer;
-pub mod pipeline;
-pub mod request;
+pub mod receive;
 pub mod server;
-pub mod shutdown;
+pub mod signals;
+pub mod store;
 pub mod telemetry;
-pub mod verify;
-pub mod wal;
 
 pub use config::{FsyncPolicy, PipelineConfig, ServerConfig};
 pub use ingest::{ingest_into, ingest_paths, Destination, IngestOptions, IngestSummary};
-pub use pipeline::Pipeline;
 pub use server::Server;
+pub use store::pipeline::Pipeline;
 pub use telemetry::Stats;

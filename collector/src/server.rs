@@ -9,7 +9,7 @@
 //! a descriptor. At the cap, the least recently active idle connection is closed to make room
 //! (idle sockets cannot lock real clients out); when every connection is busy the new one is
 //! closed at once. The body deadline and the in-flight byte budget are applied per request
-//! ([`crate::admission::ChargedBody`]).
+//! ([`crate::receive::early_admission::ChargedBody`]).
 //!
 //! Shutdown is staged and time-bounded: stop accepting and let in-flight requests finish, then
 //! drain the queue and commit every Parquet file, then log the final stats.
@@ -31,12 +31,12 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use tower::ServiceExt as _;
 
-use crate::admission::Admission;
 use crate::config::ServerConfig;
-use crate::grpc::GrpcReceiver;
-use crate::http::{router, HttpState};
-use crate::pipeline::{Pipeline, PipelineError};
-use crate::request::Context;
+use crate::receive::early_admission::EarlyAdmission;
+use crate::receive::grpc::GrpcReceiver;
+use crate::receive::http::{router, HttpState};
+use crate::receive::request::Context;
+use crate::store::pipeline::{Pipeline, PipelineError};
 use crate::telemetry::Stats;
 
 /// In-flight requests get this long to finish after shutdown starts.
@@ -117,7 +117,7 @@ impl Server {
             }
         }
 
-        let admission = Admission::new(config.max_inflight_bytes, config.processing_slots);
+        let admission = EarlyAdmission::new(config.max_inflight_bytes, config.processing_slots);
         let ctx = |source| Context {
             pipeline: Arc::clone(&pipeline),
             stats: Arc::clone(&stats),

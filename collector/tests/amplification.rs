@@ -29,7 +29,7 @@ fn amplifying_request() -> Vec<u8> {
         .as_mut()
         .unwrap()
         .attributes
-        .push(kv("big", s(&"x".repeat(1 << 20))));
+        .push(kv_str("big", "x".repeat(1 << 20)));
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(&req.encode_to_vec()).unwrap();
     gz.finish().unwrap()
@@ -46,13 +46,21 @@ async fn a_request_that_would_expand_past_the_limit_is_413_and_the_server_lives(
         body.len()
     );
 
-    let resp = post(&server, body, "application/x-protobuf", Some("gzip"), None).await;
+    let resp = post(
+        server.http_addr(),
+        body,
+        "application/x-protobuf",
+        Some("gzip"),
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 413);
     assert!(resp.headers().get("retry-after").is_none(), "not retryable");
-    let status = collector::otlp_response::RpcStatus::decode(resp.bytes().await.unwrap()).unwrap();
+    let status =
+        collector::receive::otlp_wire::RpcStatus::decode(resp.bytes().await.unwrap()).unwrap();
     assert_eq!(
         status.code,
-        collector::otlp_response::code::RESOURCE_EXHAUSTED
+        collector::receive::otlp_wire::code::RESOURCE_EXHAUSTED
     );
     assert!(
         status.message.contains("--max-converted-bytes"),
@@ -62,15 +70,7 @@ async fn a_request_that_would_expand_past_the_limit_is_413_and_the_server_lives(
 
     // Still serving: a normal export is stored.
     let ok = request("after", tool_call_spans(1, T0));
-    let resp = post(
-        &server,
-        ok.encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(resp.status(), 200);
+    export_ok(server.http_addr(), &ok).await;
     assert_eq!(
         server.stats().requests_by_status().get("http:413"),
         Some(&1)
@@ -88,18 +88,12 @@ async fn a_request_that_would_expand_past_the_limit_is_413_and_the_server_lives(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_converted_size_limit_is_configurable() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.max_converted_bytes = 1024;
-    let server = collector::Server::start(config).await.unwrap();
-    let req = request("svc", tool_call_spans(1, T0));
-    let resp = post(
-        &server,
-        req.encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
-    )
+    let server = start_with(dir.path(), |config| {
+        config.max_converted_bytes = 1024;
+    })
     .await;
+    let req = request("svc", tool_call_spans(1, T0));
+    let resp = export(server.http_addr(), &req).await;
     assert_eq!(resp.status(), 413);
     assert!(resp
         .text()

@@ -12,22 +12,15 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use common::*;
-use prost::Message;
+use schemas::layout;
+use testkit::store::{copy_dir, tmp_files};
 
 const N_REQUESTS: u64 = 25;
 
 async fn send_acknowledged(server: &collector::Server, first: u64, n: u64) {
     for i in first..first + n {
         let req = request("durable-svc", tool_call_spans(i, T0 + i * 1_000_000));
-        let resp = post(
-            server,
-            req.encode_to_vec(),
-            "application/x-protobuf",
-            None,
-            None,
-        )
-        .await;
-        assert_eq!(resp.status(), 200, "request {i} acknowledged");
+        export_ok(server.http_addr(), &req).await;
     }
 }
 
@@ -40,14 +33,6 @@ fn assert_exactly(data_dir: &Path, expected_spans: usize) {
         expected_spans,
         "distinct span ids in the store"
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,21 +75,13 @@ async fn a_crash_with_open_files_leaves_no_tmp_and_no_duplicates() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     server.abort().await;
-    let tmp_before = walkdir::WalkDir::new(dir.path().join("spans"))
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
-        .count();
+    let tmp_before = tmp_files(&layout::spans_dir(dir.path())).len();
     assert_eq!(tmp_before, 1, "the crash left the open file behind");
 
     let restarted = start(dir.path()).await;
     restarted.shutdown().await.unwrap();
     assert_exactly(dir.path(), 40);
-    let tmp_after = walkdir::WalkDir::new(dir.path().join("spans"))
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
-        .count();
+    let tmp_after = tmp_files(&layout::spans_dir(dir.path())).len();
     assert_eq!(tmp_after, 0, "temporary files are removed on start");
 }
 
@@ -116,15 +93,15 @@ async fn a_crash_between_parquet_rename_and_wal_release_writes_nothing_twice() {
     server.pipeline().pause_writer(true);
     send_acknowledged(&server, 0, N_REQUESTS).await;
     // The WAL holds every record and the checkpoint says nothing is durable yet.
-    copy_dir(&dir.path().join("wal"), saved_wal.path());
+    copy_dir(&layout::wal_dir(dir.path()), saved_wal.path());
     server.pipeline().pause_writer(false);
     server.shutdown().await.unwrap();
     assert_exactly(dir.path(), 2 * N_REQUESTS as usize);
 
     // Put the WAL back as it was before the files were committed: exactly the state a crash
     // right after the rename (before the checkpoint) leaves.
-    std::fs::remove_dir_all(dir.path().join("wal")).unwrap();
-    copy_dir(saved_wal.path(), &dir.path().join("wal"));
+    std::fs::remove_dir_all(layout::wal_dir(dir.path())).unwrap();
+    copy_dir(saved_wal.path(), &layout::wal_dir(dir.path()));
 
     let restarted = start(dir.path()).await;
     assert_eq!(restarted.pipeline().replayed_records(), N_REQUESTS);

@@ -18,10 +18,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use collector::pipeline::{PipelineError, SubmitError};
-use collector::wal::Wal;
+use collector::store::pipeline::{PipelineError, SubmitError};
+use collector::store::wal::Wal;
 use collector::{FsyncPolicy, Pipeline, Stats};
-use prost::Message;
+use schemas::layout;
 use store_support::*;
 
 /// Requests `range` submitted; returns those acknowledged.
@@ -113,7 +113,13 @@ fn fsync_always_syncs_before_acknowledging_after_rotation_and_failed_writes() {
         counter.fetch_add(1, Ordering::SeqCst);
     })
     .unwrap();
-    let wal = Wal::open(&dir.path().join("wal"), FsyncPolicy::Always, 1, |_, _| {}).unwrap();
+    let wal = Wal::open(
+        &layout::wal_dir(dir.path()),
+        FsyncPolicy::Always,
+        1,
+        |_, _| {},
+    )
+    .unwrap();
     // Record 0 appended, not yet committed; record 1 rotates to a new segment.
     let (s0, ()) = wal.append(b"zero", |_| ()).unwrap();
     let (s1, ()) = wal.append(b"one", |_| ()).unwrap();
@@ -144,9 +150,12 @@ fn fsync_always_syncs_before_acknowledging_after_rotation_and_failed_writes() {
     wal.commit(s3).unwrap();
     drop(wal);
     let mut got = Vec::new();
-    Wal::open(&dir.path().join("wal"), FsyncPolicy::Always, 1, |s, p| {
-        got.push((s, p))
-    })
+    Wal::open(
+        &layout::wal_dir(dir.path()),
+        FsyncPolicy::Always,
+        1,
+        |s, p| got.push((s, p)),
+    )
     .unwrap();
     let want: Vec<(u64, Vec<u8>)> = vec![
         (0, b"zero".to_vec()),
@@ -205,7 +214,7 @@ fn parquet_fault_recovers_without_restart(point: &str) {
         "{point}: {e}"
     );
     assert!(
-        tmp_files(&dir.path().join("spans")).is_empty(),
+        tmp_files(&layout::spans_dir(dir.path())).is_empty(),
         "{point}: failed files are removed"
     );
     fail::remove(point);
@@ -301,7 +310,7 @@ fn shutdown_with_unwritten_rows_is_an_error_naming_the_wal() {
             ..
         } => {
             assert_eq!((*first_seq, *last_seq), (0, 2));
-            assert!(wal_dir.ends_with("wal"), "{wal_dir}");
+            assert!(wal_dir.ends_with(layout::WAL_DIR), "{wal_dir}");
         }
         other => panic!("unexpected error: {other}"),
     }
@@ -316,11 +325,9 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
     let _s = fail::FailScenario::setup();
     let dir = tempfile::tempdir().unwrap();
     let server = common::start(dir.path()).await;
-    let body = |i: u64| {
-        common::request("http-svc", common::tool_call_spans(i, common::T0 + i)).encode_to_vec()
-    };
+    let req = |i: u64| common::request("http-svc", common::tool_call_spans(i, common::T0 + i));
     fail::cfg("parquet::write", "return").unwrap();
-    let first = common::post(&server, body(0), "application/x-protobuf", None, None).await;
+    let first = common::export(server.http_addr(), &req(0)).await;
     assert_eq!(first.status(), 200, "in the WAL: acknowledged");
     let stats = Arc::clone(server.pipeline().stats());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -331,7 +338,7 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    let refused = common::post(&server, body(1), "application/x-protobuf", None, None).await;
+    let refused = common::export(server.http_addr(), &req(1)).await;
     assert_eq!(refused.status(), 503);
     assert!(refused.headers().contains_key("retry-after"));
     fail::remove("parquet::write");
@@ -339,7 +346,7 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
         assert!(std::time::Instant::now() < deadline, "the writer recovers");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    let again = common::post(&server, body(2), "application/x-protobuf", None, None).await;
+    let again = common::export(server.http_addr(), &req(2)).await;
     assert_eq!(again.status(), 200);
     server.shutdown().await.unwrap();
     let ids = common::stored_span_ids(dir.path());

@@ -85,9 +85,10 @@ fn prefix(len: u32) -> Bytes {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unauthenticated_calls_are_refused_before_the_message_is_read() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.auth_token = Some("tok".into());
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.auth_token = Some("tok".into());
+    })
+    .await;
 
     // Announces a 60 MiB message, sends 64 KiB of it and never ends the stream: the answer can
     // only come before the message is read.
@@ -120,9 +121,10 @@ async fn unauthenticated_calls_are_refused_before_the_message_is_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_is_invalid_argument_and_over_the_cap_is_not_retryable() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.max_body_bytes = 64 * 1024;
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.max_body_bytes = 64 * 1024;
+    })
+    .await;
 
     // Not a protobuf ExportTraceServiceRequest.
     let garbage = Bytes::from_static(&[0xff; 32]);
@@ -183,9 +185,10 @@ async fn malformed_is_invalid_argument_and_over_the_cap_is_not_retryable() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_bodies_are_charged_to_the_shared_budget() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.max_inflight_bytes = 256 * 1024;
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.max_inflight_bytes = 256 * 1024;
+    })
+    .await;
 
     // An HTTP upload holds 200 KiB of the budget...
     let mut holder = TcpStream::connect(server.http_addr()).await.unwrap();

@@ -33,18 +33,11 @@ async fn plain_and_gzip_exports_are_stored() {
     assert_eq!(answer.partial_success, None);
 
     server.shutdown().await.unwrap();
-    let rows = store_rows(dir.path(), &[]);
-    let mut services = strings(&rows, "service_name");
-    services.sort();
     assert_eq!(
-        services,
-        vec![
-            Some("grpc-gzip".to_string()),
-            Some("grpc-gzip".to_string()),
-            Some("grpc-plain".to_string()),
-            Some("grpc-plain".to_string())
-        ]
+        stored_services(dir.path()),
+        ["grpc-gzip", "grpc-gzip", "grpc-plain", "grpc-plain"]
     );
+    let rows = store_rows(dir.path(), &[]);
     assert_eq!(
         strings(&rows, "ingest_source"),
         vec![Some("otlp-grpc".to_string()); 4]
@@ -54,10 +47,11 @@ async fn plain_and_gzip_exports_are_stored() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_refuses_without_token_and_when_the_queue_is_full() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.auth_token = Some("tok".into());
-    config.pipeline.max_queue_batches = 1;
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.auth_token = Some("tok".into());
+        config.pipeline.max_queue_batches = 1;
+    })
+    .await;
     let url = format!("http://{}", server.grpc_addr());
     let mut client = TraceServiceClient::connect(url).await.unwrap();
 

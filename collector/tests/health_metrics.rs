@@ -7,7 +7,6 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use prost::Message;
 
 /// Parse Prometheus text: `name{labels}` -> value; every sample must have HELP and TYPE.
 fn parse_prometheus(text: &str) -> BTreeMap<String, f64> {
@@ -68,17 +67,9 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
     assert_eq!(before["tripline_ready"], 1.0);
 
     let req = request("metered", tool_call_spans(1, T0));
+    export_ok(server.http_addr(), &req).await;
     let resp = post(
-        &server,
-        req.encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(resp.status(), 200);
-    let resp = post(
-        &server,
+        server.http_addr(),
         b"nonsense".to_vec(),
         "application/x-protobuf",
         None,
@@ -146,9 +137,10 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_need_the_token_and_health_does_not() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.auth_token = Some("tok".into());
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.auth_token = Some("tok".into());
+    })
+    .await;
     let base = format!("http://{}", server.http_addr());
     assert_eq!(get(format!("{base}/health"), None).await.status(), 200);
     assert_eq!(get(format!("{base}/metrics"), None).await.status(), 401);
@@ -167,23 +159,13 @@ async fn metrics_need_the_token_and_health_does_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_is_503_with_the_reason_while_the_queue_is_full() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.pipeline.max_queue_batches = 1;
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.pipeline.max_queue_batches = 1;
+    })
+    .await;
     server.pipeline().pause_writer(true);
     let req = request("q", tool_call_spans(1, T0));
-    assert_eq!(
-        post(
-            &server,
-            req.encode_to_vec(),
-            "application/x-protobuf",
-            None,
-            None
-        )
-        .await
-        .status(),
-        200
-    );
+    assert_eq!(export(server.http_addr(), &req).await.status(), 200);
     let health = get(format!("http://{}/health", server.http_addr()), None).await;
     assert_eq!(health.status(), 503);
     let body: serde_json::Value = serde_json::from_str(&health.text().await.unwrap()).unwrap();

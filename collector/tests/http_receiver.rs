@@ -24,15 +24,7 @@ async fn protobuf_and_json_bodies_store_identical_rows() {
     let req = sample();
 
     let pb_server = start(pb_dir.path()).await;
-    let resp = post(
-        &pb_server,
-        req.encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(resp.status(), 200);
+    let resp = export_ok(pb_server.http_addr(), &req).await;
     assert_eq!(
         resp.headers()["content-type"].to_str().unwrap(),
         "application/x-protobuf"
@@ -44,7 +36,7 @@ async fn protobuf_and_json_bodies_store_identical_rows() {
 
     let js_server = start(js_dir.path()).await;
     let json = serde_json::to_vec(&req).unwrap();
-    let resp = post(&js_server, json, "application/json", None, None).await;
+    let resp = post_json(js_server.http_addr(), json).await;
     assert_eq!(resp.status(), 200);
     assert_eq!(
         resp.headers()["content-type"].to_str().unwrap(),
@@ -108,17 +100,7 @@ async fn protobuf_and_json_bodies_store_identical_rows() {
     assert_eq!(start.value(0), T0 as i64);
 
     // Hive layout: two hour partitions, hour not zero-padded.
-    let dirs: Vec<String> = part_files(pb_dir.path())
-        .iter()
-        .map(|p| {
-            p.parent()
-                .unwrap()
-                .strip_prefix(pb_dir.path())
-                .unwrap()
-                .display()
-                .to_string()
-        })
-        .collect();
+    let dirs = testkit::store::partition_dirs(pb_dir.path());
     assert_eq!(
         dirs,
         vec![
@@ -137,7 +119,7 @@ async fn gzip_and_zstd_bodies_are_decompressed() {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     enc.write_all(&gz_req.encode_to_vec()).unwrap();
     let resp = post(
-        &server,
+        server.http_addr(),
         enc.finish().unwrap(),
         "application/x-protobuf",
         Some("gzip"),
@@ -149,7 +131,7 @@ async fn gzip_and_zstd_bodies_are_decompressed() {
     let zs_req = request("zstd-svc", tool_call_spans(11, T0));
     let json = serde_json::to_vec(&zs_req).unwrap();
     let resp = post(
-        &server,
+        server.http_addr(),
         zstd::encode_all(&json[..], 3).unwrap(),
         "application/json",
         Some("zstd"),
@@ -160,17 +142,9 @@ async fn gzip_and_zstd_bodies_are_decompressed() {
     assert_eq!(resp.text().await.unwrap(), "{}");
 
     server.shutdown().await.unwrap();
-    let rows = store_rows(dir.path(), &[]);
-    let mut services = strings(&rows, "service_name");
-    services.sort();
     assert_eq!(
-        services,
-        vec![
-            Some("gzip-svc".to_string()),
-            Some("gzip-svc".to_string()),
-            Some("zstd-svc".to_string()),
-            Some("zstd-svc".to_string())
-        ]
+        stored_services(dir.path()),
+        ["gzip-svc", "gzip-svc", "zstd-svc", "zstd-svc"]
     );
 }
 
@@ -178,15 +152,11 @@ async fn gzip_and_zstd_bodies_are_decompressed() {
 async fn every_file_carries_the_schema_version_and_wal_coverage() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
-    let resp = post(
-        &server,
-        request("meta-svc", tool_call_spans(1, T0)).encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
+    export_ok(
+        server.http_addr(),
+        &request("meta-svc", tool_call_spans(1, T0)),
     )
     .await;
-    assert_eq!(resp.status(), 200);
     server.shutdown().await.unwrap();
     let files = part_files(dir.path());
     assert_eq!(files.len(), 1);

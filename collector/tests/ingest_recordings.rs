@@ -1,44 +1,22 @@
-//! `tripline ingest` over the real recordings in `../shared/recordings` (skipped when the
-//! directory is absent): every span ingests, none is rejected, and each recording stores exactly
+//! `tripline ingest` over the real recordings (`testkit::recordings`; skipped when they are
+//! absent): every span ingests, none is rejected, and each recording stores exactly
 //! the span count its MANIFEST states. Also: bad files are reported and skipped.
 
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use collector::{ingest_paths, IngestOptions, Pipeline, PipelineConfig, Stats};
 use common::*;
 
-fn recordings_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/recordings")
-}
-
-/// `recording -> spans` from the MANIFEST's recordings table.
-fn manifest_counts(dir: &Path) -> BTreeMap<String, usize> {
-    let text = std::fs::read_to_string(dir.join("MANIFEST.md")).expect("MANIFEST.md");
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        // | `name` | transport / export | spans | size | expected findings |
-        if cells.len() == 7 && cells[1].starts_with('`') {
-            if let Ok(n) = cells[3].parse::<usize>() {
-                out.insert(cells[1].trim_matches('`').to_string(), n);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn every_recording_ingests_with_its_manifest_span_count() {
-    let dir = recordings_dir();
-    if !dir.join("MANIFEST.md").exists() {
-        eprintln!("skipped: {} not present", dir.display());
+    let Some(dir) = testkit::recordings::dir() else {
+        eprintln!("skipped: the recordings are not present (set TRIPLINE_RECORDINGS)");
         return;
-    }
-    let expected = manifest_counts(&dir);
+    };
+    let expected = testkit::recordings::manifest_span_counts(&dir);
     assert!(
         expected.len() >= 40,
         "manifest table parsed: {} recordings",

@@ -6,7 +6,7 @@ mod common;
 use std::io::Write;
 use std::path::PathBuf;
 
-use collector::otlp_response::RpcStatus;
+use collector::receive::otlp_wire::RpcStatus;
 use common::*;
 use prost::Message;
 
@@ -19,7 +19,7 @@ fn fixture(name: &str) -> Vec<u8> {
 
 async fn assert_still_serving(server: &collector::Server, token: Option<&str>) {
     let resp = post(
-        server,
+        server.http_addr(),
         fixture("valid.json"),
         "application/json",
         None,
@@ -38,7 +38,7 @@ async fn truncated_protobuf_is_400_with_a_protobuf_status() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
     let resp = post(
-        &server,
+        server.http_addr(),
         fixture("truncated.pb"),
         "application/x-protobuf",
         None,
@@ -66,17 +66,10 @@ async fn truncated_protobuf_is_400_with_a_protobuf_status() {
 async fn json_with_wrong_types_is_400_with_a_json_status() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
-    let resp = post(
-        &server,
-        fixture("wrong-types.json"),
-        "application/json",
-        None,
-        None,
-    )
-    .await;
+    let resp = post_json(server.http_addr(), fixture("wrong-types.json")).await;
     assert_eq!(resp.status(), 400);
     assert_eq!(resp.headers()["content-type"], "application/json");
-    let status: serde_json::Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    let status = json_answer(resp).await;
     assert_eq!(status["code"], 3);
     let message = status["message"].as_str().unwrap();
     assert!(
@@ -91,16 +84,9 @@ async fn json_with_wrong_types_is_400_with_a_json_status() {
 async fn bad_ids_are_a_partial_success() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
-    let resp = post(
-        &server,
-        fixture("bad-ids.json"),
-        "application/json",
-        None,
-        None,
-    )
-    .await;
+    let resp = post_json(server.http_addr(), fixture("bad-ids.json")).await;
     assert_eq!(resp.status(), 200);
-    let answer: serde_json::Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    let answer = json_answer(resp).await;
     assert_eq!(answer["partialSuccess"]["rejectedSpans"], "2");
     let message = answer["partialSuccess"]["errorMessage"].as_str().unwrap();
     assert!(!message.is_empty());
@@ -115,15 +101,22 @@ async fn bad_ids_are_a_partial_success() {
 async fn unknown_content_type_and_encoding_are_415() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
-    let resp = post(&server, fixture("valid.json"), "text/plain", None, None).await;
+    let resp = post(
+        server.http_addr(),
+        fixture("valid.json"),
+        "text/plain",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 415);
-    let status: serde_json::Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    let status = json_answer(resp).await;
     assert_eq!(
         status["message"],
         "unsupported content type `text/plain`; send application/x-protobuf or application/json"
     );
     let resp = post(
-        &server,
+        server.http_addr(),
         fixture("valid.json"),
         "application/json",
         Some("br"),
@@ -138,12 +131,13 @@ async fn unknown_content_type_and_encoding_are_415() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_over_the_cap_and_gzip_bombs_are_413() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.max_body_bytes = 64 * 1024;
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.max_body_bytes = 64 * 1024;
+    })
+    .await;
 
     let resp = post(
-        &server,
+        server.http_addr(),
         vec![0x0a; 96 * 1024],
         "application/x-protobuf",
         None,
@@ -160,7 +154,14 @@ async fn bodies_over_the_cap_and_gzip_bombs_are_413() {
         "the compressed bomb is under the cap: {}",
         bomb.len()
     );
-    let resp = post(&server, bomb, "application/x-protobuf", Some("gzip"), None).await;
+    let resp = post(
+        server.http_addr(),
+        bomb,
+        "application/x-protobuf",
+        Some("gzip"),
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 413);
     let status = RpcStatus::decode(&resp.bytes().await.unwrap()[..]).unwrap();
     assert_eq!(
@@ -175,20 +176,14 @@ async fn bodies_over_the_cap_and_gzip_bombs_are_413() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_or_wrong_token_is_401() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.auth_token = Some("s3cret".into());
-    let server = collector::Server::start(config).await.unwrap();
-    let resp = post(
-        &server,
-        fixture("valid.json"),
-        "application/json",
-        None,
-        None,
-    )
+    let server = start_with(dir.path(), |config| {
+        config.auth_token = Some("s3cret".into());
+    })
     .await;
+    let resp = post_json(server.http_addr(), fixture("valid.json")).await;
     assert_eq!(resp.status(), 401);
     let resp = post(
-        &server,
+        server.http_addr(),
         fixture("valid.json"),
         "application/json",
         None,
@@ -208,18 +203,12 @@ async fn missing_or_wrong_token_is_401() {
 /// A collector whose queue holds one batch, with its writer paused and one accepted request
 /// queued: the next request finds the queue full.
 async fn full_queue_server(dir: &std::path::Path) -> collector::Server {
-    let mut config = config(dir);
-    config.pipeline.max_queue_batches = 1;
-    let server = collector::Server::start(config).await.unwrap();
-    server.pipeline().pause_writer(true);
-    let first = post(
-        &server,
-        fixture("valid.json"),
-        "application/json",
-        None,
-        None,
-    )
+    let server = start_with(dir, |config| {
+        config.pipeline.max_queue_batches = 1;
+    })
     .await;
+    server.pipeline().pause_writer(true);
+    let first = post_json(server.http_addr(), fixture("valid.json")).await;
     assert_eq!(first.status(), 200);
     server
 }
@@ -238,14 +227,7 @@ async fn drain_and_check_still_serving(server: &collector::Server) {
 async fn full_queue_is_429_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
     let server = full_queue_server(dir.path()).await;
-    let refused = post(
-        &server,
-        fixture("bad-ids.json"),
-        "application/json",
-        None,
-        None,
-    )
-    .await;
+    let refused = post_json(server.http_addr(), fixture("bad-ids.json")).await;
     assert_eq!(refused.status(), 429);
     assert_eq!(refused.headers()["retry-after"], "1");
     assert_eq!(
@@ -273,7 +255,7 @@ async fn full_queue_refuses_before_the_body_is_decoded() {
     assert_eq!(decoded(), 1);
     // A body that would be a 400 if it were decoded: refused at admission it is a 429.
     let refused = post(
-        &server,
+        server.http_addr(),
         fixture("truncated.pb"),
         "application/x-protobuf",
         None,
@@ -309,7 +291,7 @@ async fn a_lone_request_larger_than_the_inflight_budget_is_accepted() {
     let body = fixture("valid.json");
     config.max_inflight_bytes = body.len() / 2;
     let server = collector::Server::start(config).await.unwrap();
-    let resp = post(&server, body, "application/json", None, None).await;
+    let resp = post_json(server.http_addr(), body).await;
     assert_eq!(resp.status(), 200);
     server.shutdown().await.unwrap();
     assert_eq!(

@@ -46,10 +46,11 @@ async fn inflight_bytes(server: &collector::Server) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_huge_declared_body_neither_blocks_others_nor_holds_the_budget() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.max_inflight_bytes = 1024 * 1024;
-    config.body_timeout = Duration::from_secs(2);
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.max_inflight_bytes = 1024 * 1024;
+        config.body_timeout = Duration::from_secs(2);
+    })
+    .await;
 
     // Declares 64 MiB (the body cap), sends 1 KiB, then stalls.
     let mut staller = TcpStream::connect(server.http_addr()).await.unwrap();
@@ -80,15 +81,7 @@ async fn a_stalled_huge_declared_body_neither_blocks_others_nor_holds_the_budget
 
     // Another client's export goes through meanwhile.
     let req = request("other", tool_call_spans(1, T0));
-    let resp = post(
-        &server,
-        req.encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(resp.status(), 200);
+    export_ok(server.http_addr(), &req).await;
 
     // The body deadline ends the staller with 408 and gives its bytes back.
     let started = Instant::now();
@@ -154,7 +147,7 @@ async fn concurrent_chunked_uploads_are_charged_and_cannot_exceed_the_budget() {
     let mut req = request("chunked", tool_call_spans(1, T0));
     req.resource_spans[0].scope_spans[0].spans[0]
         .attributes
-        .push(kv("padding", s(&"p".repeat(2 * 1024 * 1024))));
+        .push(kv_str("padding", "p".repeat(2 * 1024 * 1024)));
     let body = req.encode_to_vec();
     let clients = 6;
     let gate = std::sync::Arc::new(tokio::sync::Barrier::new(clients + 1));
@@ -221,7 +214,7 @@ async fn a_10_mib_bad_value_is_answered_in_under_1_kib() {
     let bad = format!(
         r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"x","startTimeUnixNano":"{ten_mib}"}}]}}]}}]}}"#
     );
-    let resp = post(&server, bad.into_bytes(), "application/json", None, None).await;
+    let resp = post_json(server.http_addr(), bad.into_bytes()).await;
     assert_eq!(resp.status(), 400);
     let body = resp.bytes().await.unwrap();
     assert!(body.len() < 1024, "answer is {} bytes", body.len());
@@ -236,7 +229,7 @@ async fn a_10_mib_bad_value_is_answered_in_under_1_kib() {
     let bad = format!(
         r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{ten_mib}","spanId":"0102030405060708","name":"x"}}]}}]}}]}}"#
     );
-    let resp = post(&server, bad.into_bytes(), "application/json", None, None).await;
+    let resp = post_json(server.http_addr(), bad.into_bytes()).await;
     assert_eq!(resp.status(), 200);
     let body = resp.bytes().await.unwrap();
     assert!(body.len() < 1024, "answer is {} bytes", body.len());
@@ -244,7 +237,7 @@ async fn a_10_mib_bad_value_is_answered_in_under_1_kib() {
     assert_eq!(answer["partialSuccess"]["rejectedSpans"], "1");
 
     let huge_type = format!("application/{}", "q".repeat(100_000));
-    let resp = post(&server, b"{}".to_vec(), &huge_type, None, None).await;
+    let resp = post(server.http_addr(), b"{}".to_vec(), &huge_type, None, None).await;
     assert_eq!(resp.status(), 415);
     assert!(resp.bytes().await.unwrap().len() < 1024);
     server.shutdown().await.unwrap();
@@ -266,9 +259,10 @@ async fn closed_within(stream: &mut TcpStream, limit: Duration) -> Duration {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_and_slow_connections_are_closed_by_the_header_read_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.header_read_timeout = Duration::from_secs(1);
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.header_read_timeout = Duration::from_secs(1);
+    })
+    .await;
 
     // Never sends a byte.
     let mut silent = TcpStream::connect(server.http_addr()).await.unwrap();
@@ -294,9 +288,10 @@ async fn silent_and_slow_connections_are_closed_by_the_header_read_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_alive_connection_is_closed_after_the_idle_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.idle_timeout = Duration::from_secs(1);
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.idle_timeout = Duration::from_secs(1);
+    })
+    .await;
 
     let body = request("idle", tool_call_spans(1, T0)).encode_to_vec();
     let mut idle = TcpStream::connect(server.http_addr()).await.unwrap();
@@ -329,23 +324,16 @@ async fn a_kept_alive_connection_is_closed_after_the_idle_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_the_connection_cap_an_idle_connection_makes_room_for_a_new_one() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.max_connections = 4;
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.max_connections = 4;
+    })
+    .await;
     let mut idle = Vec::new();
     for _ in 0..10 {
         idle.push(TcpStream::connect(server.http_addr()).await.unwrap());
     }
     let req = request("capped", tool_call_spans(1, T0));
-    let resp = post(
-        &server,
-        req.encode_to_vec(),
-        "application/x-protobuf",
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(resp.status(), 200);
+    export_ok(server.http_addr(), &req).await;
     let stats = server.stats();
     assert!(
         stats
@@ -366,9 +354,10 @@ async fn at_the_connection_cap_an_idle_connection_makes_room_for_a_new_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn h2c_bodies_are_charged_to_the_budget_too() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(dir.path());
-    config.max_inflight_bytes = 1024 * 1024;
-    let server = collector::Server::start(config).await.unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.max_inflight_bytes = 1024 * 1024;
+    })
+    .await;
 
     // An HTTP/1.1 upload holds 600 KiB of the 1 MiB budget.
     let mut holder = TcpStream::connect(server.http_addr()).await.unwrap();

@@ -103,17 +103,7 @@ fn one_batch_spanning_hours_is_split_into_partitions() {
     let converted = convert_request(&request("split-svc", spans), &ctx());
     pipeline.submit(&converted).unwrap();
     pipeline.shutdown().unwrap();
-    let dirs: Vec<String> = part_files(dir.path())
-        .iter()
-        .map(|p| {
-            p.parent()
-                .unwrap()
-                .strip_prefix(dir.path())
-                .unwrap()
-                .display()
-                .to_string()
-        })
-        .collect();
+    let dirs = testkit::store::partition_dirs(dir.path());
     assert_eq!(
         dirs,
         vec![

@@ -14,6 +14,7 @@ use std::sync::atomic::Ordering;
 
 use common::{request, T0};
 use opentelemetry_proto::tonic::trace::v1::Span;
+use schemas::layout;
 use store_support::*;
 
 /// Ten acknowledged requests, only in the WAL (the writer is paused, then the process "crashes").
@@ -98,17 +99,17 @@ fn checkpoint_lost_twice(damage: impl Fn(&std::path::Path)) {
     for i in 0..10 {
         p.submit(&batch(i)).unwrap();
     }
-    copy_dir(&dir.path().join("wal"), saved.path());
+    copy_dir(&layout::wal_dir(dir.path()), saved.path());
     p.pause_writer(false);
     p.shutdown().unwrap();
     drop(p);
     let all_ten: BTreeSet<u64> = (0..10).collect();
     assert_exactly_once(dir.path(), &all_ten, &BTreeSet::new());
     // The WAL as it was before the commit: every record is also in Parquet.
-    std::fs::remove_dir_all(dir.path().join("wal")).unwrap();
-    copy_dir(saved.path(), &dir.path().join("wal"));
+    std::fs::remove_dir_all(layout::wal_dir(dir.path())).unwrap();
+    copy_dir(saved.path(), &layout::wal_dir(dir.path()));
 
-    damage(&dir.path().join("wal").join("checkpoint.json"));
+    damage(&layout::wal_dir(dir.path()).join(layout::CHECKPOINT_FILE));
     let (p, _) = start(config(dir.path()));
     assert_eq!(
         p.replayed_records(),
@@ -122,7 +123,7 @@ fn checkpoint_lost_twice(damage: impl Fn(&std::path::Path)) {
     p.abort();
     drop(p);
 
-    damage(&dir.path().join("wal").join("checkpoint.json"));
+    damage(&layout::wal_dir(dir.path()).join(layout::CHECKPOINT_FILE));
     let (p, _) = start(config(dir.path()));
     p.shutdown().unwrap();
     drop(p);
@@ -151,7 +152,7 @@ fn a_rebuilt_checkpoint_never_takes_an_older_wals_epoch() {
     drop(p);
     // A new WAL (sequence numbers start again at 0, same hour) whose checkpoint is lost before
     // its first Parquet commit: the newest part files are the old WAL's and cover seqs 0..5.
-    std::fs::remove_dir_all(dir.path().join("wal")).unwrap();
+    std::fs::remove_dir_all(layout::wal_dir(dir.path())).unwrap();
     let (p, _) = start(config(dir.path()));
     p.pause_writer(true);
     for i in 100..104 {
@@ -159,7 +160,7 @@ fn a_rebuilt_checkpoint_never_takes_an_older_wals_epoch() {
     }
     p.abort();
     drop(p);
-    std::fs::remove_file(dir.path().join("wal").join("checkpoint.json")).unwrap();
+    std::fs::remove_file(layout::wal_dir(dir.path()).join(layout::CHECKPOINT_FILE)).unwrap();
     let (p, _) = start(config(dir.path()));
     p.shutdown().unwrap();
     let acked: BTreeSet<u64> = (0..6).chain(100..104).collect();
@@ -170,8 +171,8 @@ fn a_rebuilt_checkpoint_never_takes_an_older_wals_epoch() {
 fn a_corrupt_checkpoint_is_kept_for_inspection() {
     let dir = tempfile::tempdir().unwrap();
     ten_requests_in_the_wal(dir.path());
-    let wal = dir.path().join("wal");
-    std::fs::write(wal.join("checkpoint.json"), b"not json").unwrap();
+    let wal = layout::wal_dir(dir.path());
+    std::fs::write(wal.join(layout::CHECKPOINT_FILE), b"not json").unwrap();
     let (p, _) = start(config(dir.path()));
     p.shutdown().unwrap();
     let aside: Vec<_> = std::fs::read_dir(&wal)
@@ -180,7 +181,7 @@ fn a_corrupt_checkpoint_is_kept_for_inspection() {
         .filter(|e| {
             e.file_name()
                 .to_string_lossy()
-                .starts_with("checkpoint.json.corrupt-")
+                .starts_with(&format!("{}.corrupt-", layout::CHECKPOINT_FILE))
         })
         .collect();
     assert_eq!(aside.len(), 1, "the corrupt checkpoint is moved aside");
@@ -229,7 +230,7 @@ fn a_request_over_2500_hours_keeps_open_files_under_the_cap() {
     });
     eprintln!("2,500 partitions written in {:?}", t.elapsed());
     p.pause_writer(true); // nothing more happens while we look
-    let open = tmp_files(&dir.path().join("spans")).len();
+    let open = tmp_files(&layout::spans_dir(dir.path())).len();
     assert_eq!(open, cap, "open part files are capped");
     assert_eq!(
         stats.files_committed.load(Ordering::Relaxed),
@@ -241,7 +242,7 @@ fn a_request_over_2500_hours_keeps_open_files_under_the_cap() {
     let ids = common::stored_span_ids(dir.path());
     let distinct: BTreeSet<&String> = ids.iter().collect();
     assert_eq!((ids.len(), distinct.len()), (2500, 2500), "every span once");
-    assert!(tmp_files(&dir.path().join("spans")).is_empty());
+    assert!(tmp_files(&layout::spans_dir(dir.path())).is_empty());
 }
 
 #[test]
@@ -272,5 +273,5 @@ fn partitions_with_several_files_replay_exactly_once() {
     let ids = common::stored_span_ids(dir.path());
     let distinct: BTreeSet<&String> = ids.iter().collect();
     assert_eq!((ids.len(), distinct.len()), (24, 24), "every span once");
-    assert!(tmp_files(&dir.path().join("spans")).is_empty());
+    assert!(tmp_files(&layout::spans_dir(dir.path())).is_empty());
 }

@@ -3,8 +3,8 @@
 //! sequence number (so a corrupt byte can never be replayed as data, nor a record twice).
 #![no_main]
 
-use collector::wal::frame::{decode_frame, write_frame};
-use collector::wal::scan_frames;
+use collector::store::wal::frame::{decode_frame, write_frame};
+use collector::store::wal::scan_frames;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

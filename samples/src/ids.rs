@@ -12,14 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use opentelemetry::trace::{SpanId, TraceId};
 use opentelemetry_sdk::trace::IdGenerator;
 
-/// SplitMix64: a tiny, well-mixed 64-bit permutation step.
-pub fn splitmix64(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+/// SplitMix64's mixing step, the one of the synthetic data (`synth::rng`).
+pub use synth::splitmix64;
 
 /// A stable 64-bit seed from text (FNV-1a), so seeds can be derived from scenario names.
 pub fn seed_from(text: &str) -> u64 {

@@ -16,6 +16,7 @@ pub mod decode;
 pub mod derived;
 pub mod dialects;
 pub mod error;
+pub mod layout;
 pub mod parquet_props;
 pub mod registry;
 pub mod roundtrip;

@@ -1,9 +1,9 @@
 //! `tripline verify`: the store check as a short text report or JSON (the
-//! `collector::verify::VerifyReport` fields plus `healthy`).
+//! `collector::store::verify::VerifyReport` fields plus `healthy`).
 
 use std::fmt::Write;
 
-use collector::verify::VerifyReport;
+use collector::store::verify::VerifyReport;
 
 /// Output formats of `tripline verify`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

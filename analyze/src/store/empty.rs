@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use schemas::layout;
+
 use super::Snapshot;
 
 /// The likely cause of a scan that read nothing.
@@ -29,7 +31,7 @@ pub enum NoSpans {
 
 /// The cause when the snapshot holds no span at all.
 pub(super) fn diagnose_empty(s: &Snapshot) -> NoSpans {
-    let spans = s.data_dir.join("spans");
+    let spans = layout::spans_dir(&s.data_dir);
     let wal = if s.wal_problems.is_empty() {
         String::new()
     } else {
@@ -39,7 +41,7 @@ pub(super) fn diagnose_empty(s: &Snapshot) -> NoSpans {
         )
     };
     // A collector that has received nothing yet leaves `wal/` and no `spans/`: a store, empty.
-    if !spans.is_dir() && !s.data_dir.join(collector::layout::WAL_DIR).is_dir() {
+    if !spans.is_dir() && !layout::wal_dir(&s.data_dir).is_dir() {
         return NoSpans::NoSpansDir {
             data_dir: s.data_dir.clone(),
             hint: hint_for(&s.data_dir),
@@ -57,7 +59,7 @@ fn hint_for(dir: &Path) -> String {
     let abs = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     // `…/spans`, `…/spans/date=…`, `…/spans/date=…/hour=…`: the store is above `spans`.
     for a in abs.ancestors().take(3) {
-        if a.file_name().is_some_and(|n| n == "spans") {
+        if a.file_name().is_some_and(|n| n == layout::SPANS_DIR) {
             if let Some(parent) = a.parent() {
                 let what = if a == abs {
                     "the spans/ directory of a store"
@@ -74,7 +76,7 @@ fn hint_for(dir: &Path) -> String {
     }
     let has_partitions = std::fs::read_dir(&abs).is_ok_and(|rd| {
         rd.flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("date="))
+            .any(|e| layout::date_of_dir_name(&e.file_name().to_string_lossy()).is_some())
     });
     if has_partitions {
         return format!(

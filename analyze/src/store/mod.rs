@@ -28,6 +28,7 @@ use datafusion::datasource::{MemTable, TableProvider};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::object_store::local::LocalFileSystem;
 use datafusion::prelude::SessionContext;
+use schemas::layout;
 use serde::Serialize;
 
 use crate::error::LoadError;
@@ -92,7 +93,7 @@ pub struct PartInfo {
     pub rows: u64,
     /// `(date, hour)` from its `date=…/hour=…` directories.
     pub partition: Option<(String, String)>,
-    pub wal: Option<collector::verify::WalRange>,
+    pub wal: Option<collector::store::verify::WalRange>,
 }
 
 /// The store as it was when the snapshot was taken.
@@ -118,15 +119,16 @@ impl Snapshot {
             return Err(LoadError::MissingDataDir(data_dir.to_path_buf()));
         }
         let tail = WalTail::read(data_dir);
-        let paths = collector::verify::part_files(data_dir).map_err(|e| LoadError::List {
-            path: data_dir.join("spans"),
-            source: e,
-        })?;
-        let spans_dir = data_dir.join("spans").canonicalize().ok();
+        let paths =
+            collector::store::verify::part_files(data_dir).map_err(|e| LoadError::List {
+                path: layout::spans_dir(data_dir),
+                source: e,
+            })?;
+        let spans_dir = layout::spans_dir(data_dir).canonicalize().ok();
         let mut files = Vec::with_capacity(paths.len());
         let mut unreadable = Vec::new();
         for path in paths {
-            match collector::verify::read_footer(&path) {
+            match collector::store::verify::read_footer(&path) {
                 Ok(footer) => files.push(PartInfo {
                     partition: partition_of_path(&path),
                     rows: footer.rows,
@@ -157,7 +159,7 @@ impl Snapshot {
         let (good, bad): (Vec<_>, Vec<_>) = std::mem::take(&mut self.files)
             .into_iter()
             .map(|f| {
-                let r = collector::verify::decode_all(&f.path);
+                let r = collector::store::verify::decode_all(&f.path);
                 (f, r)
             })
             .partition(|(_, r)| r.is_ok());
@@ -288,7 +290,7 @@ impl Snapshot {
             .iter()
             .filter_map(|f| {
                 let rel = f.path.strip_prefix(&self.data_dir).ok()?;
-                let rel = rel.strip_prefix("spans").ok()?;
+                let rel = rel.strip_prefix(layout::SPANS_DIR).ok()?;
                 datafusion::object_store::path::Path::from_absolute_path(spans_dir.join(rel)).ok()
             })
             .collect();
@@ -298,7 +300,7 @@ impl Snapshot {
         ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
         let url = ListingTableUrl::parse(&path).map_err(scan_err)?;
         let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
-            .with_file_extension(".parquet")
+            .with_file_extension(layout::PARQUET_SUFFIX)
             .with_table_partition_cols(
                 PARTITION_COLUMNS
                     .iter()
@@ -330,8 +332,8 @@ fn table_schema() -> SchemaRef {
 fn partition_of_path(path: &Path) -> Option<(String, String)> {
     let hour = path.parent()?;
     let date = hour.parent()?;
-    let h = hour.file_name()?.to_str()?.strip_prefix("hour=")?;
-    let d = date.file_name()?.to_str()?.strip_prefix("date=")?;
+    let h = layout::hour_of_dir_name(hour.file_name()?.to_str()?)?;
+    let d = layout::date_of_dir_name(date.file_name()?.to_str()?)?;
     Some((d.to_string(), h.to_string()))
 }
 

@@ -4,7 +4,7 @@
 //! Why: the collector acknowledges a span once it is in the WAL and commits Parquet files up to
 //! `--max-file-age` later (60 s by default). Without this, a query right after an export sees
 //! nothing and says so with confidence. The exactly-once rule is the collector's own (see
-//! `collector::coverage`): the rows of WAL record `seq` in partition P are committed when a part
+//! `collector::store::committed_records`): the rows of WAL record `seq` in partition P are committed when a part
 //! file of P from the same WAL epoch has `first_seq <= seq <= last_seq`. Coverage is decided
 //! against the snapshot's files only, so a file committed after the snapshot (and not scanned)
 //! leaves its rows counted from the WAL, never twice and never not at all.
@@ -14,9 +14,9 @@ use std::collections::HashMap;
 use arrow::array::{ArrayRef, BooleanArray, StringArray};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
-use collector::batcher::row_partitions;
-use collector::verify::{scan_wal, WalRange};
-use collector::wal::ipc;
+use collector::store::batcher::row_partitions;
+use collector::store::verify::{scan_wal, WalRange};
+use collector::store::wal::ipc;
 
 use super::{PartInfo, Unreadable};
 
@@ -129,7 +129,7 @@ impl WalTail {
 fn undecodable(data_dir: &std::path::Path, seq: u64, e: &str) -> Unreadable {
     Unreadable {
         path: data_dir
-            .join(collector::layout::WAL_DIR)
+            .join(schemas::layout::WAL_DIR)
             .display()
             .to_string(),
         error: format!("WAL record {seq} is not a readable Arrow batch: {e}; not shown"),

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use bench::load::{self, LoadConfig, Protocol};
-use bench::spans::SpanMix;
 use clap::{Parser, Subcommand};
+use synth::SpanMix;
 
 #[derive(Parser)]
 #[command(
@@ -52,18 +52,8 @@ struct SendArgs {
     /// Offered load in spans/s (paced); omit to send as fast as acknowledged.
     #[arg(long)]
     rate: Option<f64>,
-    /// Share of agent turns carrying opt-in content attributes.
-    #[arg(long, default_value_t = 0.3)]
-    content_share: f64,
-    /// Share of turns whose tool call fails (isError).
-    #[arg(long, default_value_t = 0.05)]
-    error_share: f64,
-    /// Share of turns whose MCP server span lost the caller's trace context.
-    #[arg(long, default_value_t = 0.02)]
-    broken_share: f64,
-    /// Distinguishes runs (span ids derive from it).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    mix: MixArgs,
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 30.0)]
     timeout_secs: f64,
@@ -83,14 +73,36 @@ struct WriteArgs {
     /// Spans per file.
     #[arg(long, default_value_t = 5_000)]
     batch: usize,
-    #[arg(long, default_value_t = 0.3)]
+    #[command(flatten)]
+    mix: MixArgs,
+}
+
+/// What the generated spans carry, shared by `send` and `write`; the defaults are
+/// [`SpanMix::default`]'s.
+#[derive(clap::Args)]
+struct MixArgs {
+    /// Share of agent turns carrying opt-in content attributes.
+    #[arg(long, default_value_t = SpanMix::default().content_share)]
     content_share: f64,
-    #[arg(long, default_value_t = 0.05)]
+    /// Share of turns whose tool call fails (isError).
+    #[arg(long, default_value_t = SpanMix::default().error_share)]
     error_share: f64,
-    #[arg(long, default_value_t = 0.02)]
+    /// Share of turns whose MCP server span lost the caller's trace context.
+    #[arg(long, default_value_t = SpanMix::default().broken_propagation_share)]
     broken_share: f64,
+    /// Distinguishes runs (span ids derive from it).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+}
+
+impl MixArgs {
+    fn span_mix(&self) -> SpanMix {
+        SpanMix {
+            content_share: self.content_share,
+            error_share: self.error_share,
+            broken_propagation_share: self.broken_share,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -115,12 +127,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 duration: Duration::try_from_secs_f64(a.duration_secs)
                     .context("--duration-secs must be a non-negative number")?,
                 rate_spans_per_sec: a.rate,
-                mix: SpanMix {
-                    content_share: a.content_share,
-                    error_share: a.error_share,
-                    broken_propagation_share: a.broken_share,
-                },
-                seed: a.seed,
+                mix: a.mix.span_mix(),
+                seed: a.mix.seed,
                 request_timeout: Duration::try_from_secs_f64(a.timeout_secs)
                     .context("--timeout-secs must be a non-negative number")?,
                 refusal_backoff: Duration::from_millis(a.backoff_ms),
@@ -134,12 +142,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Write(a) => {
-            let mix = SpanMix {
-                content_share: a.content_share,
-                error_share: a.error_share,
-                broken_propagation_share: a.broken_share,
-            };
-            let files = bench::files::write_request_files(&a.out, a.spans, a.batch, mix, a.seed)
+            let (mix, seed) = (a.mix.span_mix(), a.mix.seed);
+            let files = bench::files::write_request_files(&a.out, a.spans, a.batch, mix, seed)
                 .with_context(|| format!("writing requests to {}", a.out.display()))?;
             eprintln!(
                 "tripline-load: wrote {} spans in {files} files to {}",

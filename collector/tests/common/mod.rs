@@ -2,17 +2,24 @@
 //! temporary store, OTLP requests with GenAI / MCP spans, and a Parquet reader for the store.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use arrow::array::{Array, BinaryArray, StringArray};
 use arrow::record_batch::RecordBatch;
 use collector::{Server, ServerConfig};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
+use opentelemetry_proto::tonic::common::v1::InstrumentationScope;
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{span, ResourceSpans, ScopeSpans, Span, Status};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+// Each test binary uses some of these.
+#[allow(unused_imports)]
+pub use synth::kv::{kv_int, kv_str};
+#[allow(unused_imports)]
+pub use testkit::http::{export, export_ok, json_answer, post, post_json};
+#[allow(unused_imports)]
+pub use testkit::store::part_files;
 
 /// 2026-11-30T10:00:00Z in nanoseconds.
 pub const T0: u64 = 1_796_032_800_000_000_000;
@@ -26,22 +33,17 @@ pub fn config(data_dir: &Path) -> ServerConfig {
     c
 }
 
+/// A collector on [`config`] changed by `adjust`.
+pub async fn start_with(data_dir: &Path, adjust: impl FnOnce(&mut ServerConfig)) -> Server {
+    let mut c = config(data_dir);
+    adjust(&mut c);
+    Server::start(c).await.expect("collector starts")
+}
+
 pub async fn start(data_dir: &Path) -> Server {
     Server::start(config(data_dir))
         .await
         .expect("collector starts")
-}
-
-pub fn kv(key: &str, value: any_value::Value) -> KeyValue {
-    KeyValue {
-        key: key.to_string(),
-        value: Some(AnyValue { value: Some(value) }),
-        ..Default::default()
-    }
-}
-
-pub fn s(v: &str) -> any_value::Value {
-    any_value::Value::StringValue(v.to_string())
 }
 
 /// A deterministic 16-byte trace id / 8-byte span id derived from `n`.
@@ -71,17 +73,17 @@ pub fn tool_call_spans(n: u64, start: u64) -> Vec<Span> {
             start_time_unix_nano: start,
             end_time_unix_nano: start + 5_000_123,
             attributes: vec![
-                kv("gen_ai.operation.name", s("execute_tool")),
-                kv("gen_ai.tool.name", s("get_ticket")),
-                kv("gen_ai.tool.call.id", s(&format!("call-{n}"))),
-                kv("skill.name", s("triage")),
-                kv("guardrail.decision", s("allow")),
-                kv("custom.count", any_value::Value::IntValue(n as i64)),
+                kv_str("gen_ai.operation.name", "execute_tool"),
+                kv_str("gen_ai.tool.name", "get_ticket"),
+                kv_str("gen_ai.tool.call.id", format!("call-{n}")),
+                kv_str("skill.name", "triage"),
+                kv_str("guardrail.decision", "allow"),
+                kv_int("custom.count", n as i64),
             ],
             events: vec![span::Event {
                 time_unix_nano: start + 1,
                 name: "checkpoint".into(),
-                attributes: vec![kv("step", any_value::Value::IntValue(1))],
+                attributes: vec![kv_int("step", 1)],
                 dropped_attributes_count: 0,
             }],
             flags: 0x101,
@@ -96,10 +98,10 @@ pub fn tool_call_spans(n: u64, start: u64) -> Vec<Span> {
             start_time_unix_nano: start + 1_000,
             end_time_unix_nano: start + 4_000_000,
             attributes: vec![
-                kv("mcp.method.name", s("tools/call")),
-                kv("jsonrpc.request.id", s(&n.to_string())),
-                kv("gen_ai.tool.name", s("get_ticket")),
-                kv("error.type", s("tool_error")),
+                kv_str("mcp.method.name", "tools/call"),
+                kv_str("jsonrpc.request.id", n.to_string()),
+                kv_str("gen_ai.tool.name", "get_ticket"),
+                kv_str("error.type", "tool_error"),
             ],
             status: Some(Status {
                 message: "boom".into(),
@@ -121,8 +123,8 @@ pub fn request(service: &str, spans: Vec<Span>) -> ExportTraceServiceRequest {
         resource_spans: vec![ResourceSpans {
             resource: Some(Resource {
                 attributes: vec![
-                    kv("service.name", s(service)),
-                    kv("service.version", s("1.2.3")),
+                    kv_str("service.name", service),
+                    kv_str("service.version", "1.2.3"),
                 ],
                 ..Default::default()
             }),
@@ -138,21 +140,6 @@ pub fn request(service: &str, spans: Vec<Span>) -> ExportTraceServiceRequest {
             ..Default::default()
         }],
     }
-}
-
-/// Every committed part file under `data_dir`, sorted.
-pub fn part_files(data_dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(data_dir.join("spans"))
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let n = e.file_name().to_string_lossy();
-            n.starts_with("part-") && n.ends_with(".parquet")
-        })
-        .map(|e| e.into_path())
-        .collect();
-    out.sort();
-    out
 }
 
 /// All rows of the store, one batch per file.
@@ -224,6 +211,16 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The service name of every stored span, sorted.
+pub fn stored_services(data_dir: &Path) -> Vec<String> {
+    let mut services: Vec<String> = strings(&store_rows(data_dir, &[]), "service_name")
+        .into_iter()
+        .flatten()
+        .collect();
+    services.sort();
+    services
+}
+
 /// The string column `name` of a batch.
 pub fn strings(batch: &RecordBatch, name: &str) -> Vec<Option<String>> {
     let a = batch
@@ -236,25 +233,4 @@ pub fn strings(batch: &RecordBatch, name: &str) -> Vec<Option<String>> {
     (0..a.len())
         .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
         .collect()
-}
-
-/// Raw HTTP POST (reqwest) of `body` to the collector's `/v1/traces`.
-pub async fn post(
-    server: &Server,
-    body: Vec<u8>,
-    content_type: &str,
-    encoding: Option<&str>,
-    token: Option<&str>,
-) -> reqwest::Response {
-    let mut req = reqwest::Client::new()
-        .post(format!("http://{}/v1/traces", server.http_addr()))
-        .header("content-type", content_type)
-        .body(body);
-    if let Some(e) = encoding {
-        req = req.header("content-encoding", e);
-    }
-    if let Some(t) = token {
-        req = req.header("authorization", format!("Bearer {t}"));
-    }
-    req.send().await.expect("request reaches the collector")
 }

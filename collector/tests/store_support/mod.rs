@@ -4,14 +4,20 @@
 #![allow(dead_code)]
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use collector::{Pipeline, PipelineConfig, Stats};
 use schemas::convert::{convert_request, Converted, IngestContext};
 
 use crate::common::{hex, request, span_id, stored_span_ids, tool_call_spans, T0};
+use schemas::layout;
+// Each test binary uses some of these.
+#[allow(unused_imports)]
+pub use testkit::store::{copy_dir, tmp_files, wal_segments};
+#[allow(unused_imports)]
+pub use testkit::wait::{wait_for, wait_up_to};
 
 /// A pipeline configuration for tests: `--fsync always`, small row groups, files committed
 /// only on flush / shutdown (an hour of age) unless a test says otherwise.
@@ -53,16 +59,6 @@ pub fn span_ids(i: u64) -> [String; 2] {
     [hex(&span_id(i * 2)), hex(&span_id(i * 2 + 1))]
 }
 
-/// Every `.tmp` file left under the store.
-pub fn tmp_files(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
-        .map(|e| e.into_path())
-        .collect()
-}
-
 /// The store holds the spans of exactly the `acked` requests, each once, and may hold those
 /// of `maybe` (requests refused after their WAL append, e.g. a failed fsync) at most once.
 pub fn assert_exactly_once(dir: &Path, acked: &BTreeSet<u64>, maybe: &BTreeSet<u64>) {
@@ -97,38 +93,12 @@ pub fn assert_exactly_once(dir: &Path, acked: &BTreeSet<u64>, maybe: &BTreeSet<u
         "spans that were never acknowledged: {extra:?}"
     );
     assert!(
-        tmp_files(&dir.join("spans")).is_empty(),
+        tmp_files(&layout::spans_dir(dir)).is_empty(),
         "no temporary parquet file is left"
     );
     // And the store's own checker agrees: every file readable, WAL consistent, nothing left over.
-    let report = collector::verify::verify(dir).expect("tripline verify runs");
+    let report = collector::store::verify::verify(dir).expect("tripline verify runs");
     assert!(report.healthy(), "tripline verify: {report:?}");
-}
-
-/// Poll `cond` every 10 ms for up to 10 s.
-pub fn wait_for(what: &str, cond: impl FnMut() -> bool) {
-    wait_up_to(Duration::from_secs(10), what, cond)
-}
-
-/// Poll `cond` every 10 ms for up to `limit`.
-pub fn wait_up_to(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// WAL segment files, sorted.
-pub fn wal_segments(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("wal"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "wal"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// Offsets and lengths of the frames of one segment (`magic | len | crc | seq | payload`).
@@ -143,12 +113,4 @@ pub fn frames(segment: &Path) -> Vec<(usize, usize, u64)> {
         off += 20 + len;
     }
     out
-}
-
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
 }

@@ -11,40 +11,17 @@ use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::Status;
 use schemas::{decode_json, decode_protobuf, IngestContext};
 
-/// `shared/recordings`, beside the repository (override with `TRIPLINE_RECORDINGS`).
+/// The recorded exports of real agents (see `testkit::recordings`; `TRIPLINE_RECORDINGS`
+/// overrides where they are looked for). These tests need them.
 pub fn recordings_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("TRIPLINE_RECORDINGS") {
-        return PathBuf::from(dir);
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        manifest.join("../../shared/recordings"),
-        manifest.join("../shared/recordings"),
-    ];
-    for c in &candidates {
-        if c.join("MANIFEST.md").is_file() {
-            return c.clone();
-        }
-    }
-    panic!(
-        "recordings not found (looked in {candidates:?}); set TRIPLINE_RECORDINGS to shared/recordings"
-    );
+    testkit::recordings::dir().unwrap_or_else(|| {
+        panic!("recordings not found beside the repository; set TRIPLINE_RECORDINGS to shared/recordings")
+    })
 }
 
 /// Recording name (`mcp2-native/S1-structured-good`) -> span count, from MANIFEST.md's table.
 pub fn manifest_span_counts() -> BTreeMap<String, usize> {
-    let text = std::fs::read_to_string(recordings_dir().join("MANIFEST.md")).expect("MANIFEST.md");
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        // | `name` | transport / export | spans | size | findings |
-        if cells.len() >= 6 && cells[1].starts_with('`') && cells[1].contains('/') {
-            if let Ok(n) = cells[3].parse::<usize>() {
-                out.insert(cells[1].trim_matches('`').to_string(), n);
-            }
-        }
-    }
-    out
+    testkit::recordings::manifest_span_counts(&recordings_dir())
 }
 
 /// The request body files of one recording, in order.

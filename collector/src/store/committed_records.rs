@@ -2,7 +2,7 @@
 //!
 //! The checkpoint is advanced only after files are committed, so a crash between a file's rename
 //! and the checkpoint update leaves WAL records whose rows are already in Parquet. Every part file
-//! says which WAL records it holds for its partition (see [`crate::parquet_writer`]): for a
+//! says which WAL records it holds for its partition (see [`crate::store::part_file`]): for a
 //! partition, all rows of every record in `[first_seq, last_seq]` went to that one file. Replay
 //! drops a record's rows of a partition when a committed file of that partition covers it.
 //! A partition may have several files of one epoch (rolled by size, age or the open-file cap):
@@ -19,21 +19,21 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-use crate::batcher::row_partitions;
+use crate::store::batcher::row_partitions;
 
-use crate::layout::{is_part_file, Partition, SPANS_DIR};
-use crate::parquet_writer::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
+use crate::store::part_file::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
+use schemas::layout::{is_part_file, Partition, SPANS_DIR};
 
 /// Sequence ranges per partition, loaded lazily (only partitions replay touches are read).
-pub struct Coverage {
+pub struct CommittedRecords {
     data_dir: PathBuf,
     epoch: String,
     ranges: HashMap<Partition, Vec<(u64, u64, PathBuf)>>,
 }
 
-impl Coverage {
-    pub fn new(data_dir: &Path, epoch: &str) -> Coverage {
-        Coverage {
+impl CommittedRecords {
+    pub fn new(data_dir: &Path, epoch: &str) -> CommittedRecords {
+        CommittedRecords {
             data_dir: data_dir.to_path_buf(),
             epoch: epoch.to_string(),
             ranges: HashMap::new(),
@@ -66,10 +66,10 @@ impl Coverage {
 /// with a new WAL), which would skip rows that were never written. True when no record is
 /// covered (then the epoch skips nothing).
 pub fn epoch_matches_wal(wal_dir: &Path, data_dir: &Path, epoch: &str) -> bool {
-    let mut coverage = Coverage::new(data_dir, epoch);
+    let mut committed = CommittedRecords::new(data_dir, epoch);
     let mut verdict = None;
-    let scanned = crate::wal::for_each_record(wal_dir, |seq, payload| {
-        let Ok(Some(batch)) = crate::wal::ipc::decode_one(payload) else {
+    let scanned = crate::store::wal::for_each_record(wal_dir, |seq, payload| {
+        let Ok(Some(batch)) = crate::store::wal::ipc::decode_one(payload) else {
             return true;
         };
         let Some(ids) = batch
@@ -79,7 +79,7 @@ pub fn epoch_matches_wal(wal_dir: &Path, data_dir: &Path, epoch: &str) -> bool {
             return true;
         };
         for (row, partition) in row_partitions(&batch).into_iter().enumerate() {
-            if let Some(file) = coverage.covering_file(partition, seq) {
+            if let Some(file) = committed.covering_file(partition, seq) {
                 let held = span_ids_in(file);
                 verdict = Some(held.is_ok_and(|h| h.iter().any(|id| id == ids.value(row))));
                 return false;
@@ -144,10 +144,10 @@ pub fn latest_epoch(data_dir: &Path) -> Option<String> {
 pub fn drop_covered_rows(
     batch: &RecordBatch,
     seq: u64,
-    coverage: &mut Coverage,
+    committed: &mut CommittedRecords,
 ) -> Result<(RecordBatch, usize), ArrowError> {
     let parts = row_partitions(batch);
-    let keep: Vec<bool> = parts.iter().map(|p| !coverage.covers(*p, seq)).collect();
+    let keep: Vec<bool> = parts.iter().map(|p| !committed.covers(*p, seq)).collect();
     let skipped = keep.iter().filter(|k| !**k).count();
     if skipped == 0 {
         return Ok((batch.clone(), 0));

@@ -23,7 +23,8 @@ use std::sync::Mutex;
 use checkpoint::Checkpoint;
 
 use crate::config::FsyncPolicy;
-use crate::layout::fsync_dir;
+use crate::store::durable_files::fsync_dir;
+use schemas::layout;
 
 /// What can go wrong in the WAL. All are storage problems on the collector's side.
 #[derive(Debug, thiserror::Error)]
@@ -247,7 +248,7 @@ impl Wal {
             self.close_current(&mut st);
         }
         if st.current.is_none() {
-            let path = self.dir.join(format!("{seq:020}.wal"));
+            let path = self.dir.join(layout::wal_segment_name(seq));
             let file = self.create_segment(&path)?;
             // A segment abandoned empty after a failed write has this very name: reuse its entry.
             if st.segments.last().map(|s| &s.path) != Some(&path) {
@@ -481,8 +482,7 @@ fn sync_segment(file: &File) -> std::io::Result<()> {
 fn segment_first_seq(path: &Path) -> Option<u64> {
     path.file_name()
         .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_suffix(".wal"))
-        .and_then(|n| n.parse::<u64>().ok())
+        .and_then(layout::wal_segment_first_seq)
 }
 
 /// The segments under `dir`, by first sequence number.
@@ -646,7 +646,7 @@ mod tests {
                     .unwrap()
                     .path()
                     .extension()
-                    .is_some_and(|x| x == "wal")
+                    .is_some_and(|x| x == layout::WAL_SEGMENT_EXTENSION)
             })
             .count();
         assert_eq!(wal_files, 0);
@@ -666,7 +666,7 @@ mod tests {
             wal.append(b"good", |_| ()).unwrap();
             wal.sync_all().unwrap();
         }
-        let seg = dir.path().join(format!("{:020}.wal", 0));
+        let seg = dir.path().join(layout::wal_segment_name(0));
         let mut f = OpenOptions::new().append(true).open(&seg).unwrap();
         f.write_all(&[0x57, 0x4c, 0x50, 0x54, 9, 0, 0]).unwrap();
         drop(f);
@@ -691,7 +691,7 @@ mod tests {
         }
         // 60-byte frames, two per 64-byte segment: 0.wal (0, 1), 2.wal (2, 3), 4.wal (4, 5).
         let flip = |first: u64, at: usize| {
-            let path = dir.path().join(format!("{first:020}.wal"));
+            let path = dir.path().join(layout::wal_segment_name(first));
             let mut bytes = std::fs::read(&path).unwrap();
             bytes[at] ^= 0x40;
             std::fs::write(&path, bytes).unwrap();

@@ -19,10 +19,8 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use schemas::layout::LOCK_FILE;
 use serde::{Deserialize, Serialize};
-
-/// Name of the lock file below the data dir.
-pub const LOCK_FILE: &str = "LOCK";
 
 /// Who holds a data directory, as written into `<data>/LOCK` by the holder.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

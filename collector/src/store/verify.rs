@@ -2,7 +2,7 @@
 //! metadata checked, the WAL is read frame by frame against its checkpoint, and leftover
 //! temporary files are listed, so a damaged store is found before a query silently skips data.
 //!
-//! The building blocks ([`part_files`], [`read_footer`], [`scan_wal`], [`crate::lock::is_held`]) are
+//! The building blocks ([`part_files`], [`read_footer`], [`scan_wal`], [`crate::store::lock::is_held`]) are
 //! also how the analyzer takes its snapshot of a store: it validates footers before a scan and
 //! reads the acknowledged rows that are still only in the WAL. They only ever read: nothing here
 //! opens a file for writing, truncates a torn tail or removes a temporary file (the collector does
@@ -16,15 +16,10 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use serde::Serialize;
 
-use crate::layout::{SPANS_DIR, WAL_DIR};
-use crate::parquet_writer::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
-use crate::wal::checkpoint::Checkpoint;
+use crate::store::part_file::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
+use crate::store::wal::checkpoint::Checkpoint;
 
-/// Name of the writers' lock file below the data dir (held with `flock` by a running collector
-/// or import).
-pub use crate::lock::LOCK_FILE;
-/// Suffix of a part file being written (see [`crate::layout`]).
-const TMP_SUFFIX: &str = ".parquet.tmp";
+use schemas::layout::{self, SPANS_DIR, WAL_DIR};
 
 /// The committed part files under `<data_dir>/spans`: every `*.parquet` file that is not hidden,
 /// sorted by path. Empty when there is no `spans/` directory.
@@ -46,7 +41,10 @@ pub fn part_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             Err(e) => return Err(std::io::Error::other(e)),
         };
         let name = entry.file_name().to_string_lossy();
-        if entry.file_type().is_file() && !name.starts_with('.') && name.ends_with(".parquet") {
+        if entry.file_type().is_file()
+            && !name.starts_with('.')
+            && name.ends_with(layout::PARQUET_SUFFIX)
+        {
             out.push(entry.into_path());
         }
     }
@@ -63,14 +61,17 @@ pub fn tmp_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
         let Ok(entry) = entry else { continue };
         let name = entry.file_name().to_string_lossy();
-        if entry.file_type().is_file() && name.ends_with(TMP_SUFFIX) {
+        let being_written = name
+            .strip_suffix(layout::TMP_SUFFIX)
+            .is_some_and(|n| n.ends_with(layout::PARQUET_SUFFIX));
+        if entry.file_type().is_file() && being_written {
             out.push(entry.into_path());
         }
     }
     Ok(out)
 }
 
-/// The WAL records a part file holds for its partition (see [`crate::coverage`]).
+/// The WAL records a part file holds for its partition (see [`crate::store::committed_records`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalRange {
     pub epoch: String,
@@ -194,7 +195,7 @@ pub fn scan_wal(data_dir: &Path, mut record: impl FnMut(u64, Vec<u8>)) -> WalSca
     match Checkpoint::load(&dir) {
         Ok(c) => scan.checkpoint = c,
         Err(e) => scan.damage.push(WalDamage {
-            segment: dir.join(crate::wal::checkpoint::FILE_NAME),
+            segment: dir.join(layout::CHECKPOINT_FILE),
             offset: 0,
             reason: e.to_string(),
         }),
@@ -206,12 +207,7 @@ pub fn scan_wal(data_dir: &Path, mut record: impl FnMut(u64, Vec<u8>)) -> WalSca
             .flatten()
             .filter_map(|e| {
                 let path = e.path();
-                let first = path
-                    .file_name()?
-                    .to_str()?
-                    .strip_suffix(".wal")?
-                    .parse::<u64>()
-                    .ok()?;
+                let first = layout::wal_segment_first_seq(path.file_name()?.to_str()?)?;
                 Some((first, path))
             })
             .collect(),
@@ -245,7 +241,7 @@ pub fn scan_wal(data_dir: &Path, mut record: impl FnMut(u64, Vec<u8>)) -> WalSca
         scan.segments.push(path.clone());
         // The collector's own scanner: the same resynchronisation the replay does, so verify
         // reports exactly what a restart would lose.
-        let frames = crate::wal::scan_frames(&bytes, first, last_seq, |seq, payload| {
+        let frames = crate::store::wal::scan_frames(&bytes, first, last_seq, |seq, payload| {
             scan.next_seq = scan.next_seq.max(seq + 1);
             if seq >= durable_below {
                 scan.records_above_checkpoint += 1;
@@ -348,7 +344,7 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
     };
     let mut report = VerifyReport {
         data_dir: data_dir.to_path_buf(),
-        writer_running: crate::lock::is_held(data_dir).map_err(io)?,
+        writer_running: crate::store::lock::is_held(data_dir).map_err(io)?,
         ..VerifyReport::default()
     };
     let mut problems: Vec<Problem> = Vec::new();
@@ -416,7 +412,7 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
     let wal_dir = data_dir.join(WAL_DIR);
     let mut undecodable = Vec::new();
     let wal = scan_wal(data_dir, |seq, payload| {
-        if let Err(e) = crate::wal::ipc::decode(&payload) {
+        if let Err(e) = crate::store::wal::ipc::decode(&payload) {
             undecodable.push((seq, e.to_string()));
         }
     });
@@ -438,7 +434,7 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
     if let Some(c) = &wal.checkpoint {
         if c.durable_below > wal.next_seq {
             problem(
-                &wal_dir.join(crate::wal::checkpoint::FILE_NAME),
+                &wal_dir.join(layout::CHECKPOINT_FILE),
                 format!(
                     "checkpoint says records below {} are durable, but the WAL's next sequence number is {}",
                     c.durable_below, wal.next_seq
@@ -471,8 +467,9 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
 mod tests {
     use super::*;
     use crate::config::FsyncPolicy;
-    use crate::wal::frame;
-    use crate::wal::Wal;
+    use crate::store::wal::frame;
+    use crate::store::wal::Wal;
+    use schemas::layout::LOCK_FILE;
 
     fn wal_with(dir: &Path, records: usize) {
         let wal = Wal::open(&dir.join(WAL_DIR), FsyncPolicy::Never, 1 << 20, |_, _| {}).unwrap();
@@ -485,7 +482,7 @@ mod tests {
     fn a_torn_tail_is_not_damage_but_a_bad_frame_with_data_after_it_is() {
         let dir = tempfile::tempdir().unwrap();
         wal_with(dir.path(), 2);
-        let seg = dir.path().join(WAL_DIR).join(format!("{:020}.wal", 0));
+        let seg = dir.path().join(WAL_DIR).join(layout::wal_segment_name(0));
         let mut bytes = std::fs::read(&seg).unwrap();
         let mut seen = Vec::new();
         let scan = scan_wal(dir.path(), |s, _| seen.push(s));
@@ -514,7 +511,7 @@ mod tests {
 
     #[test]
     fn the_lock_is_seen_held_only_while_someone_holds_it() {
-        use crate::lock::is_held;
+        use crate::store::lock::is_held;
         use std::os::fd::AsRawFd;
         let dir = tempfile::tempdir().unwrap();
         assert!(!is_held(dir.path()).unwrap(), "no lock file");

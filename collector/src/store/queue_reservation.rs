@@ -1,7 +1,13 @@
-//! Admission control: a request gets a reservation for its converted batch *before* anything is
-//! written; without one it is refused (429 / RESOURCE_EXHAUSTED with `Retry-After`). The
-//! reservation is released when the Parquet writer has taken the batch, so memory between the
-//! receivers and the writer stays bounded by batches and bytes.
+//! The queue reservation: a converted batch gets a place in the bounded queue to the Parquet
+//! writer *before* anything is written to the WAL; without one it is refused (429 /
+//! RESOURCE_EXHAUSTED with `Retry-After`; `tripline ingest` waits instead). The reservation is
+//! released when the writer has taken the batch, so memory between the receivers and the writer
+//! stays bounded by batches and bytes.
+//!
+//! This is the second gate a request passes. The first, early admission
+//! ([`crate::receive::early_admission`]), runs before the body is even read and bounds the bytes
+//! of bodies in flight and the requests being converted; this one bounds what is converted and
+//! waiting to be written.
 
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -13,7 +19,7 @@ struct Used {
 
 /// The bounded queue between the request path and the batcher.
 #[derive(Debug)]
-pub struct Backlog {
+pub struct WriterQueue {
     used: Mutex<Used>,
     freed: Condvar,
     max_batches: usize,
@@ -23,13 +29,13 @@ pub struct Backlog {
 /// A slot in the queue; dropping it frees the slot.
 #[derive(Debug)]
 pub struct Reservation {
-    backlog: Arc<Backlog>,
+    queue: Arc<WriterQueue>,
     bytes: usize,
 }
 
-impl Backlog {
-    pub fn new(max_batches: usize, max_bytes: usize) -> Arc<Backlog> {
-        Arc::new(Backlog {
+impl WriterQueue {
+    pub fn new(max_batches: usize, max_bytes: usize) -> Arc<WriterQueue> {
+        Arc::new(WriterQueue {
             used: Mutex::new(Used::default()),
             freed: Condvar::new(),
             max_batches,
@@ -53,7 +59,7 @@ impl Backlog {
         used.batches += 1;
         used.bytes += bytes;
         Some(Reservation {
-            backlog: Arc::clone(self),
+            queue: Arc::clone(self),
             bytes,
         })
     }
@@ -71,7 +77,7 @@ impl Backlog {
         used.batches += 1;
         used.bytes += bytes;
         Some(Reservation {
-            backlog: Arc::clone(self),
+            queue: Arc::clone(self),
             bytes,
         })
     }
@@ -92,11 +98,11 @@ impl Backlog {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if let Ok(mut used) = self.backlog.used.lock() {
+        if let Ok(mut used) = self.queue.used.lock() {
             used.batches = used.batches.saturating_sub(1);
             used.bytes = used.bytes.saturating_sub(self.bytes);
         }
-        self.backlog.freed.notify_all();
+        self.queue.freed.notify_all();
     }
 }
 
@@ -106,7 +112,7 @@ mod tests {
 
     #[test]
     fn full_queue_refuses_until_a_slot_is_freed() {
-        let b = Backlog::new(2, 100);
+        let b = WriterQueue::new(2, 100);
         let r1 = b.try_reserve(60).unwrap();
         assert!(b.try_reserve(50).is_none(), "bytes over budget");
         let r2 = b.try_reserve(40).unwrap();
@@ -122,7 +128,7 @@ mod tests {
 
     #[test]
     fn oversize_batch_fits_an_empty_queue() {
-        let b = Backlog::new(4, 10);
+        let b = WriterQueue::new(4, 10);
         assert!(!b.is_full());
         let r = b.try_reserve(1000).unwrap();
         assert!(b.is_full(), "bytes at or over the budget");

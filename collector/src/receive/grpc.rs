@@ -1,6 +1,6 @@
 //! OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export` on tonic,
 //! gzip (and zstd) accepted, messages capped at the body limit. Same request path as HTTP
-//! ([`crate::request`]), same detached processing.
+//! ([`crate::receive::request`]), same detached processing.
 //!
 //! In front of tonic ([`GrpcReceiver::into_handler`]), before a byte of the message is read: the
 //! bearer token is checked from the headers (UNAUTHENTICATED), admission is checked, and the body
@@ -28,10 +28,10 @@ use tonic::codec::CompressionEncoding;
 use tonic::{Code, Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::admission::{BodyLimitError, ChargedBody, SharedPermit};
-use crate::auth::authorized;
-use crate::otlp_response::export_response;
-use crate::request::{admit, process_request, Context, Refusal};
+use crate::receive::auth::authorized;
+use crate::receive::early_admission::{BodyLimitError, ChargedBody, SharedPermit};
+use crate::receive::otlp_wire::export_response;
+use crate::receive::request::{admit, process_request, Context, Refusal};
 use crate::server::Handler;
 
 /// The gRPC trace service.

@@ -7,10 +7,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::WalError;
-use crate::layout::{fsync_dir, write_atomically};
-
-/// File name inside `<data>/wal/`.
-pub const FILE_NAME: &str = "checkpoint.json";
+use crate::store::durable_files::{fsync_dir, write_atomically};
+use schemas::layout::CHECKPOINT_FILE as FILE_NAME;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
@@ -54,7 +52,7 @@ impl Checkpoint {
     }
 
     /// Read it; when it is missing or unreadable, rebuild it from what the committed Parquet
-    /// files under `data_dir` record (see [`crate::coverage::latest_epoch`]) and store it. A
+    /// files under `data_dir` record (see [`crate::store::committed_records::latest_epoch`]) and store it. A
     /// corrupt file is moved aside to `checkpoint.json.corrupt-<unix seconds>`, never deleted.
     ///
     /// The rebuilt checkpoint keeps the WAL's epoch (that of the newest part file) whenever WAL
@@ -87,8 +85,8 @@ impl Checkpoint {
                 durable_below: 0,
             },
             Some(first) => {
-                let epoch = crate::coverage::latest_epoch(data_dir).filter(|e| {
-                    let ok = crate::coverage::epoch_matches_wal(dir, data_dir, e);
+                let epoch = crate::store::committed_records::latest_epoch(data_dir).filter(|e| {
+                    let ok = crate::store::committed_records::epoch_matches_wal(dir, data_dir, e);
                     if !ok {
                         tracing::warn!(epoch = %e, "wal: the newest part files belong to an older WAL (their rows do not match these WAL records); a new epoch is used: nothing is skipped on replay, rows already written may be written again");
                     }

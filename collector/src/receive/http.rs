@@ -7,7 +7,7 @@
 //! costs almost nothing and its body is never read; the body is read under the cap and the body
 //! deadline, charged to the in-flight budget frame by frame as it arrives, then
 //! processed in a detached task
-//! ([`crate::request`]) whose result is awaited: if the client disconnects, the task still
+//! ([`crate::receive::request`]) whose result is awaited: if the client disconnects, the task still
 //! finishes its WAL append, and nobody's data is cancelled halfway.
 
 use std::sync::{Arc, Mutex};
@@ -21,11 +21,11 @@ use axum::routing::{get, post};
 use axum::Router;
 use http_body_util::BodyExt;
 
-use crate::admission::{BodyLimitError, ChargedBody};
-use crate::auth::authorized;
-use crate::limits::Encoding;
-use crate::otlp_response::{code, encode_response, encode_status, export_response, Format};
-use crate::request::{admit, process_body, Context, Refusal};
+use crate::receive::auth::authorized;
+use crate::receive::decompress::Encoding;
+use crate::receive::early_admission::{BodyLimitError, ChargedBody};
+use crate::receive::otlp_wire::{code, encode_response, encode_status, export_response, Format};
+use crate::receive::request::{admit, process_body, Context, Refusal};
 use crate::telemetry::cut;
 
 /// Shared state of the HTTP receiver.

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use schemas::convert::{convert_request_bounded, ConvertError, Converted, IngestContext};
 
-use crate::admission::{Admission, BodyPermit};
-use crate::limits::{decompress_capped, BodyError, Encoding};
-use crate::otlp_response::Format;
-use crate::pipeline::{Pipeline, SubmitError};
+use crate::receive::decompress::{decompress_capped, BodyError, Encoding};
+use crate::receive::early_admission::{BodyPermit, EarlyAdmission};
+use crate::receive::otlp_wire::Format;
+use crate::store::pipeline::{Pipeline, SubmitError};
 use crate::telemetry::Stats;
 
 /// At most this many distinct rejection reasons are listed in `partial_success.error_message`.
@@ -49,7 +49,7 @@ pub struct Context {
     pub stats: Arc<Stats>,
     pub max_body_bytes: usize,
     /// In-flight body budget and processing slots, shared by both receivers.
-    pub admission: Arc<Admission>,
+    pub admission: Arc<EarlyAdmission>,
     pub redact_content: bool,
     /// A request whose rows would take more than this is refused whole (413) before conversion.
     pub max_converted_bytes: u64,
@@ -92,25 +92,17 @@ pub fn process_body(
     encoding: Encoding,
     format: Format,
 ) -> Result<Accepted, Refusal> {
-    let converted = {
-        let _slot = ctx.admission.processing_slot();
-        // The queue may have filled while this request waited for its slot.
-        if ctx.pipeline.is_full() {
-            return Err(queue_full(ctx));
-        }
-        Stats::add(&ctx.stats.requests_decoded, 1);
+    process(ctx, || {
         let plain = decompress_capped(body, encoding, ctx.max_body_bytes).map_err(|e| match e {
             BodyError::TooLarge { .. } => Refusal::TooLarge(e.to_string()),
             BodyError::Corrupt { .. } => Refusal::BadRequest(e.to_string()),
         })?;
-        let request = match format {
+        match format {
             Format::Protobuf => schemas::decode::decode_protobuf(&plain),
             Format::Json => schemas::decode::decode_json(&plain),
         }
-        .map_err(|e| Refusal::BadRequest(e.to_string()))?;
-        convert(ctx, request)?
-    };
-    submit(ctx, converted)
+        .map_err(|e| Refusal::BadRequest(e.to_string()))
+    })
 }
 
 /// A request decoded by the gRPC layer.
@@ -118,13 +110,23 @@ pub fn process_request(
     ctx: &Context,
     request: ExportTraceServiceRequest,
 ) -> Result<Accepted, Refusal> {
+    process(ctx, || Ok(request))
+}
+
+/// The CPU-heavy steps (`decode`, then conversion) under a processing slot, then the submission
+/// without it. The queue is checked again first: it may have filled while the request waited
+/// for its slot.
+fn process(
+    ctx: &Context,
+    decode: impl FnOnce() -> Result<ExportTraceServiceRequest, Refusal>,
+) -> Result<Accepted, Refusal> {
     let converted = {
         let _slot = ctx.admission.processing_slot();
         if ctx.pipeline.is_full() {
             return Err(queue_full(ctx));
         }
         Stats::add(&ctx.stats.requests_decoded, 1);
-        convert(ctx, request)?
+        convert(ctx, decode()?)?
     };
     submit(ctx, converted)
 }

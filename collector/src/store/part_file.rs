@@ -14,7 +14,8 @@ use arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::KeyValue;
 
-use crate::layout::{fsync_dir, new_part_paths, Partition};
+use crate::store::durable_files::{fsync_dir, new_part_paths};
+use schemas::layout::Partition;
 
 /// Metadata key: the WAL epoch of the records in this file.
 pub const META_WAL_EPOCH: &str = "tripline.wal.epoch";
@@ -140,7 +141,7 @@ impl PartFile {
         #[cfg(feature = "failpoints")]
         fail::fail_point!("parquet::write", |_| Err(StoreError::io(
             &self.tmp_path,
-            crate::wal::injected("parquet::write")
+            crate::store::wal::injected("parquet::write")
         )));
         self.writer
             .write(batch)
@@ -217,7 +218,7 @@ fn remove_quietly(path: &Path) {
 
 fn sync_file(file: &File) -> std::io::Result<()> {
     #[cfg(feature = "failpoints")]
-    fail::fail_point!("parquet::fsync", |_| Err(crate::wal::injected(
+    fail::fail_point!("parquet::fsync", |_| Err(crate::store::wal::injected(
         "parquet::fsync"
     )));
     file.sync_all()
@@ -225,7 +226,7 @@ fn sync_file(file: &File) -> std::io::Result<()> {
 
 fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
     #[cfg(feature = "failpoints")]
-    fail::fail_point!("parquet::rename", |_| Err(crate::wal::injected(
+    fail::fail_point!("parquet::rename", |_| Err(crate::store::wal::injected(
         "parquet::rename"
     )));
     std::fs::rename(from, to)
@@ -233,7 +234,7 @@ fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
 
 fn fsync_dir_checked(dir: &Path) -> std::io::Result<()> {
     #[cfg(feature = "failpoints")]
-    fail::fail_point!("parquet::dir_fsync", |_| Err(crate::wal::injected(
+    fail::fail_point!("parquet::dir_fsync", |_| Err(crate::store::wal::injected(
         "parquet::dir_fsync"
     )));
     fsync_dir(dir)

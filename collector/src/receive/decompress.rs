@@ -1,5 +1,6 @@
-//! Request body limits: the cap is applied to the bytes *after* decompression, so a small gzip or
-//! zstd bomb cannot make the collector allocate gigabytes. The compressed body is capped too.
+//! Decompressing a request body (`Content-Encoding` / `grpc-encoding`: identity, gzip, zstd) under
+//! the body cap. The cap is applied to the bytes *after* decompression, so a small gzip or zstd
+//! bomb cannot make the collector allocate gigabytes; the compressed body is capped too.
 
 use std::borrow::Cow;
 use std::io::Read;

@@ -1,6 +1,7 @@
-//! Answers as the OTLP specification says: an `ExportTraceServiceResponse` (with
-//! `partial_success` when validation rejected spans) on success, a `google.rpc.Status` on error,
-//! each in the encoding of the request (protobuf or JSON).
+//! OTLP/HTTP on the wire: the request's encoding ([`Format`], from its `Content-Type`: protobuf or
+//! JSON) and the answers the OTLP specification asks for, in that same encoding: an
+//! `ExportTraceServiceResponse` (with `partial_success` when validation rejected spans) on
+//! success, a `google.rpc.Status` ([`RpcStatus`], [`code`]) on error.
 
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceResponse,

@@ -24,13 +24,13 @@ use arrow::array::{Array, Int64Array, TimestampMicrosecondArray, UInt32Array};
 use arrow::record_batch::RecordBatch;
 use schemas::schema::col;
 
-use crate::backlog::Reservation;
 use crate::config::PipelineConfig;
-use crate::coverage::{drop_covered_rows, Coverage};
-use crate::layout::Partition;
-use crate::parquet_writer::{PartFile, RowGroupLimits, StoreError};
+use crate::store::committed_records::{drop_covered_rows, CommittedRecords};
+use crate::store::part_file::{PartFile, RowGroupLimits, StoreError};
+use crate::store::queue_reservation::Reservation;
+use crate::store::wal::{ipc, Wal};
 use crate::telemetry::Stats;
-use crate::wal::{ipc, Wal};
+use schemas::layout::Partition;
 
 /// First and longest wait between two attempts to write failed rows again.
 const RETRY_FIRST: Duration = Duration::from_millis(100);
@@ -327,7 +327,7 @@ impl Batcher {
         };
         Stats::add(&self.stats.storage_retries, 1);
         let to = self.next_expected.unwrap_or(from);
-        let mut coverage = Coverage::new(&self.config.data_dir, &self.epoch);
+        let mut committed = CommittedRecords::new(&self.config.data_dir, &self.epoch);
         let mut result: Result<(), StoreError> = Ok(());
         let mut records = 0u64;
         let read = wal.read_records(from, to, |seq, payload| {
@@ -343,7 +343,7 @@ impl Batcher {
                 }
             };
             records += 1;
-            result = drop_covered_rows(&batch, seq, &mut coverage)
+            result = drop_covered_rows(&batch, seq, &mut committed)
                 .map_err(StoreError::from)
                 .and_then(|(rows, _)| self.write_record(seq, &rows, Instant::now()));
         });

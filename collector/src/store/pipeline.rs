@@ -1,9 +1,9 @@
 //! The write pipeline shared by the network receivers and `tripline ingest`:
-//! converted batch -> admission (bounded queue) -> WAL append (+ fsync per policy) -> batcher
+//! converted batch -> queue reservation (bounded queue) -> WAL append (+ fsync per policy) -> batcher
 //! thread -> Parquet. [`Pipeline::submit`] returns once the batch is as durable as the fsync
 //! policy promises, which is when a receiver may acknowledge it.
 //!
-//! While Parquet writing fails (see [`crate::batcher`]) a batch is refused before it is written
+//! While Parquet writing fails (see [`crate::store::batcher`]) a batch is refused before it is written
 //! ([`SubmitError::StorageDegraded`], 503): nothing is acknowledged that cannot be written soon.
 //!
 //! Start-up order matters for exactly-once: leftover temporary files are removed, the batcher
@@ -20,14 +20,15 @@ use std::time::Instant;
 use arrow::record_batch::RecordBatch;
 use schemas::convert::Converted;
 
-use crate::backlog::Backlog;
-use crate::batcher::{Batcher, Control, Msg, Queued, Unwritten};
 use crate::config::{FsyncPolicy, PipelineConfig};
-use crate::coverage::{drop_covered_rows, Coverage};
-use crate::layout::{remove_leftover_tmp_files, WAL_DIR};
+use crate::store::batcher::{Batcher, Control, Msg, Queued, Unwritten};
+use crate::store::committed_records::{drop_covered_rows, CommittedRecords};
+use crate::store::durable_files::remove_leftover_tmp_files;
+use crate::store::queue_reservation::WriterQueue;
+use crate::store::wal::checkpoint::Checkpoint;
+use crate::store::wal::{ipc, Wal, WalError};
 use crate::telemetry::Stats;
-use crate::wal::checkpoint::Checkpoint;
-use crate::wal::{ipc, Wal, WalError};
+use schemas::layout::WAL_DIR;
 
 /// Why the pipeline could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
@@ -82,7 +83,7 @@ pub struct Pipeline {
     config: PipelineConfig,
     wal: Arc<Wal>,
     tx: Mutex<Option<Sender<Msg>>>,
-    backlog: Arc<Backlog>,
+    queue: Arc<WriterQueue>,
     control: Arc<Control>,
     stats: Arc<Stats>,
     batcher: Mutex<Option<JoinHandle<Result<(), Unwritten>>>>,
@@ -127,8 +128,8 @@ impl Pipeline {
             .spawn(move || batcher.run(rx))
             .map_err(PipelineError::Thread)?;
 
-        let backlog = Backlog::new(config.max_queue_batches, config.max_queue_bytes);
-        let mut coverage = Coverage::new(&data_dir, &checkpoint.epoch);
+        let queue = WriterQueue::new(config.max_queue_batches, config.max_queue_bytes);
+        let mut committed = CommittedRecords::new(&data_dir, &checkpoint.epoch);
         let mut replayed = 0u64;
         let mut skipped_rows = 0usize;
         let replay_tx = tx.clone();
@@ -144,7 +145,7 @@ impl Pipeline {
                         None
                     }
                 };
-                let batch = batch.map(|b| match drop_covered_rows(&b, seq, &mut coverage) {
+                let batch = batch.map(|b| match drop_covered_rows(&b, seq, &mut committed) {
                     Ok((kept, skipped)) => {
                         skipped_rows += skipped;
                         kept
@@ -158,7 +159,7 @@ impl Pipeline {
                 let batch = batch.unwrap_or_else(|| RecordBatch::new_empty(schemas::span_schema()));
                 replayed += 1;
                 // Back-pressure, so replaying a large WAL keeps memory bounded too.
-                let reservation = backlog.reserve_blocking(payload.len());
+                let reservation = queue.reserve_blocking(payload.len());
                 let _ = replay_tx.send(Msg::Batch(Queued {
                     seq,
                     batch,
@@ -217,7 +218,7 @@ impl Pipeline {
             None
         };
         Ok(Pipeline {
-            backlog,
+            queue,
             config,
             wal,
             tx: Mutex::new(Some(tx)),
@@ -243,13 +244,13 @@ impl Pipeline {
 
     /// Batches acknowledged but not yet taken by the Parquet writer.
     pub fn queued_batches(&self) -> usize {
-        self.backlog.queued()
+        self.queue.queued()
     }
 
-    /// True when the queue could not take any batch now (see [`Backlog::is_full`]): a request
+    /// True when the queue could not take any batch now (see [`WriterQueue::is_full`]): a request
     /// arriving now is refused before its body is read.
     pub fn is_full(&self) -> bool {
-        self.backlog.is_full()
+        self.queue.is_full()
     }
 
     /// Why Parquet writes are failing (full disk, i/o errors), or `None` when they work: new
@@ -295,13 +296,13 @@ impl Pipeline {
         }
         let payload = ipc::encode(batch)?;
         let reservation = if wait {
-            self.backlog.reserve_blocking(payload.len())
+            self.queue.reserve_blocking(payload.len())
         } else {
-            self.backlog.try_reserve(payload.len())
+            self.queue.try_reserve(payload.len())
         };
         let Some(reservation) = reservation else {
             return Err(SubmitError::Overloaded {
-                queued: self.backlog.queued(),
+                queued: self.queue.queued(),
             });
         };
         let tx = self

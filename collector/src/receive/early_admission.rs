@@ -15,8 +15,10 @@
 //!   at once (about one per core). More would only make the threads fight over the cores and the
 //!   allocator, and starve the Parquet writer thread; waiting requests hold only their body.
 //!
-//! The queue in front of the Parquet writer ([`crate::backlog`]) is checked first: when it is full,
-//! nothing admitted now could be accepted anyway.
+//! Not to be confused with the queue reservation ([`crate::store::queue_reservation`]), which
+//! comes later, once the batch is converted, and bounds what waits for the Parquet writer. That
+//! queue is checked here first, though: when it is full, nothing admitted now could be accepted
+//! anyway.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -29,7 +31,7 @@ use http_body::{Body, Frame, SizeHint};
 
 /// Budgets of the request path, shared by the HTTP and gRPC receivers.
 #[derive(Debug)]
-pub struct Admission {
+pub struct EarlyAdmission {
     inflight: Mutex<usize>,
     max_inflight_bytes: usize,
     slots: Mutex<usize>,
@@ -40,21 +42,21 @@ pub struct Admission {
 /// Body bytes reserved for one admitted request; dropping it gives them back.
 #[derive(Debug)]
 pub struct BodyPermit {
-    admission: Arc<Admission>,
+    admission: Arc<EarlyAdmission>,
     bytes: usize,
 }
 
 /// The right to decode and convert one request now; dropping it frees the slot.
 #[derive(Debug)]
 pub struct ProcessingSlot {
-    admission: Arc<Admission>,
+    admission: Arc<EarlyAdmission>,
 }
 
-impl Admission {
+impl EarlyAdmission {
     /// `max_inflight_bytes` of request bodies in flight, `max_slots` requests processed at once
     /// (at least one).
-    pub fn new(max_inflight_bytes: usize, max_slots: usize) -> Arc<Admission> {
-        Arc::new(Admission {
+    pub fn new(max_inflight_bytes: usize, max_slots: usize) -> Arc<EarlyAdmission> {
+        Arc::new(EarlyAdmission {
             inflight: Mutex::new(0),
             max_inflight_bytes,
             slots: Mutex::new(0),
@@ -272,7 +274,7 @@ mod tests {
 
     #[test]
     fn body_budget_refuses_until_bytes_are_given_back() {
-        let a = Admission::new(1000, 2);
+        let a = EarlyAdmission::new(1000, 2);
         let p1 = a.try_admit(600).unwrap();
         assert!(a.try_admit(401).is_none(), "601 + 401 is over 1000");
         let mut p2 = a.try_admit(400).unwrap();
@@ -290,7 +292,7 @@ mod tests {
 
     #[test]
     fn oversize_body_is_admitted_alone_only() {
-        let a = Admission::new(10, 1);
+        let a = EarlyAdmission::new(10, 1);
         let mut big = a.try_admit(0).unwrap();
         assert!(big.try_resize(5000), "alone, any size fits");
         assert!(a.try_admit(1).is_none());
@@ -300,7 +302,7 @@ mod tests {
 
     #[test]
     fn processing_slots_bound_concurrency() {
-        let a = Admission::new(1 << 20, 2);
+        let a = EarlyAdmission::new(1 << 20, 2);
         let running = Arc::new(AtomicUsize::new(0));
         let peak = Arc::new(AtomicUsize::new(0));
         let handles: Vec<_> = (0..8)

@@ -9,6 +9,8 @@
 //! files whose name contains `traces` are always treated as trace exports. A file that fails is
 //! reported and skipped, never aborting the rest.
 
+pub mod forward;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Read};
@@ -17,14 +19,10 @@ use std::path::{Path, PathBuf};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use schemas::convert::{convert_request, IngestContext};
 
-use crate::forward::{ForwardError, Forwarder};
-use crate::pipeline::Pipeline;
-use crate::request::now_unix_nanos;
-
-/// Default cap on the bytes read from one file, after decompression.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
-/// Default cap on one request in a file: a whole `.json` / `.pb` file, or one line of JSON lines.
-pub const DEFAULT_MAX_REQUEST_BYTES: usize = 256 << 20;
+use crate::config::{DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_REQUEST_BYTES};
+use crate::receive::request::now_unix_nanos;
+use crate::store::pipeline::Pipeline;
+use forward::{ForwardError, Forwarder};
 
 /// How a file's content is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +69,7 @@ impl Default for IngestOptions {
         IngestOptions {
             redact_content: false,
             progress: false,
-            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            max_file_bytes: DEFAULT_MAX_READ_BYTES,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
         }
     }
@@ -123,7 +121,7 @@ pub enum FileError {
     #[error("unsupported file type; expected .json, .jsonl, .ndjson or .pb (optionally .gz)")]
     Unsupported,
     #[error("storing its spans failed: {0}")]
-    Store(#[from] crate::pipeline::SubmitError),
+    Store(#[from] crate::store::pipeline::SubmitError),
     #[error("{0}")]
     Forward(#[from] ForwardError),
 }

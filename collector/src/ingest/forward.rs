@@ -1,6 +1,6 @@
 //! `tripline ingest` through a running collector.
 //!
-//! Why: a data directory has one writer (see [`crate::lock`]). When a collector owns the store,
+//! Why: a data directory has one writer (see [`crate::store::lock`]). When a collector owns the store,
 //! importing straight into it would race the collector's WAL and Parquet files; sending the
 //! recorded requests to the collector's own OTLP/HTTP endpoint stores them through the one writer,
 //! with the same acknowledgement a live exporter gets. Requests are sent as OTLP protobuf; a
@@ -146,7 +146,7 @@ impl Forwarder {
 
 /// The message of a `google.rpc.Status` body (protobuf), else the body as text, cut short.
 fn status_message(bytes: &[u8]) -> String {
-    let text = match crate::otlp_response::RpcStatus::decode(bytes) {
+    let text = match crate::receive::otlp_wire::RpcStatus::decode(bytes) {
         Ok(s) if !s.message.is_empty() => s.message,
         _ => String::from_utf8_lossy(bytes).into_owned(),
     };

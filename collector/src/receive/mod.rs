@@ -1,0 +1,17 @@
+//! The network side of the collector: everything between a client's bytes and a converted batch
+//! handed to the [`crate::store::pipeline`], and the answer back.
+//!
+//! Checks run cheapest first, so a refused request costs little: [`auth`] and the content type
+//! from the headers, then [`early_admission`] (a body-byte budget and processing slots, decided
+//! before the body is read), then the body read under its cap and deadline, [`decompress`]ed
+//! under the same cap, decoded and converted in [`request`], and answered in the request's own
+//! encoding ([`otlp_wire`]). [`http`] and [`grpc`] are the two protocol front ends over that one
+//! path.
+
+pub mod auth;
+pub mod decompress;
+pub mod early_admission;
+pub mod grpc;
+pub mod http;
+pub mod otlp_wire;
+pub mod request;

@@ -1,0 +1,21 @@
+//! The write side of a data directory: from a converted batch to committed Parquet part files,
+//! with nothing acknowledged ever lost.
+//!
+//! [`pipeline`] is the entry: it reserves room in the bounded queue to the writer
+//! ([`queue_reservation`]; refused with 429 when full), appends to the write-ahead log ([`wal`])
+//! and returns once the batch is durable, which is when a receiver acknowledges it. The
+//! [`batcher`] thread then writes each partition's rows into one open [`part_file`], committed
+//! by the steps in [`durable_files`]. Each part file records which WAL records it holds, so
+//! replay after a crash skips rows already committed ([`committed_records`]). [`lock`] keeps one
+//! writer per directory; [`verify`] checks a store without changing it. Paths and file names are
+//! the store layout, [`schemas::layout`].
+
+pub mod batcher;
+pub mod committed_records;
+pub mod durable_files;
+pub mod lock;
+pub mod part_file;
+pub mod pipeline;
+pub mod queue_reservation;
+pub mod verify;
+pub mod wal;
