@@ -29,7 +29,8 @@ pub struct PipelineConfig {
     pub max_file_bytes: u64,
     /// ... or once it has been open this long.
     pub max_file_age: Duration,
-    /// A row group is flushed at this many rows ...
+    /// A row group is flushed at this many rows (at most
+    /// [`schemas::parquet_props::MAX_ROW_GROUP_ROWS`], where the writer cuts anyway) ...
     pub row_group_rows: usize,
     /// ... or when its buffered (encoded) size reaches this many bytes.
     pub row_group_bytes: usize,
@@ -54,8 +55,8 @@ impl PipelineConfig {
             fsync_interval: Duration::from_millis(200),
             max_file_bytes: 128 * 1024 * 1024,
             max_file_age: Duration::from_secs(60),
-            row_group_rows: 64 * 1024,
-            row_group_bytes: 32 * 1024 * 1024,
+            row_group_rows: schemas::parquet_props::DEFAULT_ROW_GROUP_ROWS,
+            row_group_bytes: schemas::parquet_props::MAX_ROW_GROUP_BYTES,
             wal_segment_bytes: 64 * 1024 * 1024,
             max_open_files: 32,
             max_queue_batches: 1024,
