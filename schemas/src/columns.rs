@@ -209,8 +209,7 @@ impl ColumnDef {
 }
 
 use ColumnType::{
-    AttributeMap, Binary, Boolean, Events, Int64, Links, Timestamp, ToolDefinitions, Utf8,
-    Utf8List,
+    AttributeMap, Binary, Boolean, Events, Int64, Links, Timestamp, ToolDefinitions, Utf8, Utf8List,
 };
 
 /// A column the converter fills from the span, its resource or scope.
@@ -413,12 +412,11 @@ macro_rules! select_columns {
 pub(crate) use select_columns;
 
 /// Canonical content attribute -> its column, in column order.
-pub const CONTENT_COLUMNS: &[(&str, &str)] = select_columns!((&str, &str), ("", ""), |c| match c
-    .content()
-{
-    Some((attribute, _)) => Some((attribute, c.name)),
-    None => None,
-});
+pub const CONTENT_COLUMNS: &[(&str, &str)] =
+    select_columns!((&str, &str), ("", ""), |c| match c.content() {
+        Some((attribute, _)) => Some((attribute, c.name)),
+        None => None,
+    });
 
 /// Number of content columns.
 pub const N_CONTENT_COLUMNS: usize = CONTENT_COLUMNS.len();

@@ -46,7 +46,9 @@ impl SpanKind {
     }
     /// The kind of an OTLP number, if it is one.
     pub fn from_otlp(n: i32) -> Option<Self> {
-        usize::try_from(n).ok().and_then(|i| Self::ALL.get(i).copied())
+        usize::try_from(n)
+            .ok()
+            .and_then(|i| Self::ALL.get(i).copied())
     }
     /// The kind a stored name spells, if it is one.
     pub fn parse(name: &str) -> Option<Self> {
@@ -79,7 +81,9 @@ impl StatusCode {
     }
     /// The code of an OTLP number, if it is one.
     pub fn from_otlp(n: i32) -> Option<Self> {
-        usize::try_from(n).ok().and_then(|i| Self::ALL.get(i).copied())
+        usize::try_from(n)
+            .ok()
+            .and_then(|i| Self::ALL.get(i).copied())
     }
     /// The code a stored name spells, if it is one.
     pub fn parse(name: &str) -> Option<Self> {

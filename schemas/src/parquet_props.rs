@@ -32,6 +32,7 @@ use crate::schema::{SCHEMA_VERSION, SCHEMA_VERSION_KEY};
 pub const MAX_ROW_GROUP_ROWS: usize = 64 * 1024;
 /// Default of the collector's row-group row bound.
 pub const DEFAULT_ROW_GROUP_ROWS: usize = MAX_ROW_GROUP_ROWS;
+const _: () = assert!(DEFAULT_ROW_GROUP_ROWS <= MAX_ROW_GROUP_ROWS);
 /// The most (estimated, uncompressed) bytes a row group holds: content-heavy spans are large, so
 /// a row group is also cut by size to keep readers' memory bounded. The collector flushes at this
 /// size after a write and the writer cuts a single large write here too.
@@ -49,7 +50,7 @@ pub enum RowGroupBoundError {
         max: usize,
     },
     /// Not a number.
-    #[error("`{0}` is not a row count; use a whole number up to {MAX_ROW_GROUP_ROWS}")]
+    #[error("`{0}` is not a row count; use a whole number up to {max}", max = MAX_ROW_GROUP_ROWS)]
     NotANumber(String),
 }
 
@@ -129,7 +130,6 @@ mod tests {
         let p = writer_properties();
         assert_eq!(p.max_row_group_row_count(), Some(MAX_ROW_GROUP_ROWS));
         assert_eq!(p.max_row_group_bytes(), Some(MAX_ROW_GROUP_BYTES));
-        assert!(DEFAULT_ROW_GROUP_ROWS <= MAX_ROW_GROUP_ROWS);
     }
 
     #[test]

@@ -216,19 +216,19 @@ impl<'a> Columns<'a> {
             }
         }
         let kind_text = self.kind.value(row);
-        let kind = parse_enum(kind_text, &SpanKind::NAMES).ok_or_else(|| SchemaError::InvalidValue {
-            row,
-            column: col::KIND,
-            message: format!("unknown span kind `{kind_text}`"),
-        })?;
+        let kind =
+            parse_enum(kind_text, &SpanKind::NAMES).ok_or_else(|| SchemaError::InvalidValue {
+                row,
+                column: col::KIND,
+                message: format!("unknown span kind `{kind_text}`"),
+            })?;
         let code_text = self.status_code.value(row);
-        let code = parse_enum(code_text, &StatusCode::NAMES).ok_or_else(|| {
-            SchemaError::InvalidValue {
+        let code =
+            parse_enum(code_text, &StatusCode::NAMES).ok_or_else(|| SchemaError::InvalidValue {
                 row,
                 column: col::STATUS_CODE,
                 message: format!("unknown status code `{code_text}`"),
-            }
-        })?;
+            })?;
         Ok(Span {
             trace_id: self.trace_id.value(row).to_vec(),
             span_id: self.span_id.value(row).to_vec(),

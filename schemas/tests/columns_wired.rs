@@ -1,8 +1,10 @@
 //! Every column the column table declares is wired into the converter: a declared column the
 //! converter never fills fails here, whatever its kind.
 //!
-//! - `every_column_is_filled_from_the_fixture`: one span (`fixtures/every_column.json`) that
-//!   carries every fact the row can hold converts into a row where no column is null or empty;
+//! - `every_column_is_filled_from_the_fixture`: one span (`fixtures/every_column.json`, plus the
+//!   registry attribute of every lifted column, added here so a new lifted column needs no fixture
+//!   edit) that carries every fact the row can hold converts into a row where no column is null
+//!   or empty;
 //! - `every_lifted_column_is_filled_from_its_registry_attribute`: for each lifted column, a span
 //!   carrying only its registry attribute (and a marker of its dialect) fills it, so the table,
 //!   the slots, the registry and the dialects agree without a fixture to update.
@@ -38,14 +40,14 @@ fn empty_at(array: &dyn Array, row: usize) -> bool {
 
 #[test]
 fn every_column_is_filled_from_the_fixture() {
-    let body = include_bytes!("fixtures/every_column.json");
-    let req = decode_json(body).expect("fixture decodes");
-    let converted = convert_request(&req, &ctx());
+    let converted = convert_request(&every_column_request(), &ctx());
     assert_eq!(converted.accepted, 1, "{:?}", converted.rejection_reasons);
     let batch = converted.batch;
     let mut unfilled = Vec::new();
     for c in COLUMNS {
-        let array = batch.column_by_name(c.name).expect("declared column in batch");
+        let array = batch
+            .column_by_name(c.name)
+            .expect("declared column in batch");
         if empty_at(array.as_ref(), 0) {
             unfilled.push(c.name);
         }
@@ -54,6 +56,29 @@ fn every_column_is_filled_from_the_fixture() {
         unfilled.is_empty(),
         "declared but not filled by the converter from a span that carries them: {unfilled:?}"
     );
+}
+
+/// The fixture's span with the registry attribute of every lifted column it lacks.
+fn every_column_request() -> ExportTraceServiceRequest {
+    let body = include_bytes!("fixtures/every_column.json");
+    let mut req = decode_json(body).expect("fixture decodes");
+    let span = &mut req.resource_spans[0].scope_spans[0].spans[0];
+    for c in COLUMNS {
+        if let Some(attribute) = c.lifted_from() {
+            if !span.attributes.iter().any(|kv| kv.key == attribute.name) {
+                span.attributes.push(kv(attribute.name, sample_value(c.ty)));
+            }
+        }
+    }
+    req
+}
+
+/// A value of the attribute type a lifted column of type `ty` takes.
+fn sample_value(ty: ColumnType) -> Value {
+    match ty {
+        ColumnType::Int64 => Value::IntValue(7),
+        _ => Value::StringValue("v".into()),
+    }
 }
 
 fn kv(key: &str, value: Value) -> KeyValue {
@@ -91,10 +116,7 @@ fn every_lifted_column_is_filled_from_its_registry_attribute() {
         let Some(attribute) = c.lifted_from() else {
             continue;
         };
-        let value = match c.ty {
-            ColumnType::Int64 => Value::IntValue(7),
-            _ => Value::StringValue("v".into()),
-        };
+        let value = sample_value(c.ty);
         // the attribute, plus a marker that makes its dialect apply
         let marker = match attribute.origin {
             Origin::Semconv => kv("gen_ai.operation.name", Value::StringValue("chat".into())),
@@ -102,7 +124,9 @@ fn every_lifted_column_is_filled_from_its_registry_attribute() {
         };
         let req = one_span(vec![kv(attribute.name, value), marker]);
         let batch = convert_request(&req, &ctx()).batch;
-        let array = batch.column_by_name(c.name).expect("declared column in batch");
+        let array = batch
+            .column_by_name(c.name)
+            .expect("declared column in batch");
         assert!(
             !empty_at(array.as_ref(), 0),
             "{} is declared lifted from {} but the converter left it empty",

@@ -116,14 +116,22 @@ const STRING_COLUMNS: &[(&str, StrSet)] = &[
     (col::GEN_AI_CONVERSATION_ID, |r, v, _| {
         r.conversation_id = Some(v.to_string())
     }),
-    (col::GEN_AI_AGENT_NAME, |r, v, i| r.agent_name = Some(i.get(v))),
+    (col::GEN_AI_AGENT_NAME, |r, v, i| {
+        r.agent_name = Some(i.get(v))
+    }),
     (col::GEN_AI_AGENT_ID, |r, v, i| r.agent_id = Some(i.get(v))),
-    (col::GEN_AI_TOOL_NAME, |r, v, i| r.tool_name = Some(i.get(v))),
+    (col::GEN_AI_TOOL_NAME, |r, v, i| {
+        r.tool_name = Some(i.get(v))
+    }),
     (col::GEN_AI_TOOL_CALL_ID, |r, v, _| {
         r.tool_call_id = Some(v.to_string())
     }),
-    (col::GEN_AI_PROMPT_NAME, |r, v, i| r.prompt_name = Some(i.get(v))),
-    (col::MCP_METHOD_NAME, |r, v, i| r.mcp_method = Some(i.get(v))),
+    (col::GEN_AI_PROMPT_NAME, |r, v, i| {
+        r.prompt_name = Some(i.get(v))
+    }),
+    (col::MCP_METHOD_NAME, |r, v, i| {
+        r.mcp_method = Some(i.get(v))
+    }),
     (col::MCP_SESSION_ID, |r, v, _| {
         r.mcp_session_id = Some(v.to_string())
     }),
@@ -178,11 +186,15 @@ const LIST_COLUMNS: &[(&str, ListSet)] = &[
 
 /// Canonical content columns, read only when a rule asked for them.
 const CONTENT_COLUMNS: &[(&str, ContentSet)] = &[
-    (col::GEN_AI_TOOL_CALL_ARGUMENTS, |c, v| c.tool_call_arguments = v),
+    (col::GEN_AI_TOOL_CALL_ARGUMENTS, |c, v| {
+        c.tool_call_arguments = v
+    }),
     (col::GEN_AI_TOOL_CALL_RESULT, |c, v| c.tool_call_result = v),
     (col::GEN_AI_INPUT_MESSAGES, |c, v| c.input_messages = v),
     (col::GEN_AI_OUTPUT_MESSAGES, |c, v| c.output_messages = v),
-    (col::GEN_AI_SYSTEM_INSTRUCTIONS, |c, v| c.system_instructions = v),
+    (col::GEN_AI_SYSTEM_INSTRUCTIONS, |c, v| {
+        c.system_instructions = v
+    }),
 ];
 
 /// Columns read by code of their own shape (ids, nested lists, attribute maps), see
@@ -199,8 +211,7 @@ const OTHER_COLUMNS: &[&str] = &[
 
 /// Every column this reader reads, in table order.
 pub fn read_columns() -> Vec<&'static str> {
-    let names = |t: &[(&'static str, _)]| t.iter().map(|(n, _)| *n).collect::<Vec<_>>();
-    let mut out = names(STRING_COLUMNS);
+    let mut out: Vec<&'static str> = STRING_COLUMNS.iter().map(|(n, _)| *n).collect();
     out.extend(INT_COLUMNS.iter().map(|(n, _)| *n));
     out.extend(BOOL_COLUMNS.iter().map(|(n, _)| *n));
     out.extend(LIST_COLUMNS.iter().map(|(n, _)| *n));
@@ -589,10 +600,30 @@ mod tests {
         );
     }
 
-    /// One row where every column holds a value (`schemas/tests/fixtures/every_column.json`).
+    /// One row where every column holds a value: `schemas/tests/fixtures/every_column.json`, plus
+    /// the registry attribute of every lifted column it lacks (so a new lifted column needs no
+    /// fixture edit).
     fn every_column_batch() -> RecordBatch {
-        let body = include_bytes!("../../../schemas/tests/fixtures/every_column.json");
-        let req = schemas::decode_json(body).expect("fixture decodes");
+        let body = include_str!("../../../schemas/tests/fixtures/every_column.json");
+        let mut json: serde_json::Value = serde_json::from_str(body).expect("fixture is JSON");
+        let attrs = json
+            .pointer_mut("/resourceSpans/0/scopeSpans/0/spans/0/attributes")
+            .and_then(serde_json::Value::as_array_mut)
+            .expect("fixture span attributes");
+        for c in schemas::columns::COLUMNS {
+            let Some(attribute) = c.lifted_from() else {
+                continue;
+            };
+            if attrs.iter().any(|kv| kv["key"] == attribute.name) {
+                continue;
+            }
+            let value = match c.ty {
+                schemas::columns::ColumnType::Int64 => serde_json::json!({"intValue": "7"}),
+                _ => serde_json::json!({"stringValue": "v"}),
+            };
+            attrs.push(serde_json::json!({"key": attribute.name, "value": value}));
+        }
+        let req = schemas::decode_json(json.to_string().as_bytes()).expect("fixture decodes");
         let ctx = schemas::IngestContext {
             received_at_unix_nano: 0,
             source: "test".into(),
@@ -625,10 +656,7 @@ mod tests {
                     row, whole,
                     "{name} is in the reader's tables but reading it changes nothing in the row"
                 ),
-                Err(e) => assert!(
-                    name == col::TRACE_ID || name == col::SPAN_ID,
-                    "{name}: {e}"
-                ),
+                Err(e) => assert!(name == col::TRACE_ID || name == col::SPAN_ID, "{name}: {e}"),
             }
         }
     }

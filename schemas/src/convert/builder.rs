@@ -14,12 +14,12 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 
 use super::attrs::{AttrMapBuilder, REDACTED};
 use super::content::Split;
-use crate::lift::{SlotKind, SlotValue, N_SLOTS, SLOTS};
 use super::nested::{EventsBuilder, LinksBuilder, StrListBuilder, ToolDefsBuilder};
 use crate::columns::{CONTENT_COLUMNS, N_CONTENT_COLUMNS};
 use crate::derived::Derived;
 use crate::error::SchemaError;
 use crate::kind_status::{kind_name, status_name};
+use crate::lift::{SlotKind, SlotValue, N_SLOTS, SLOTS};
 use crate::schema::{col, span_schema};
 
 /// The resource and scope a span was sent under.

@@ -8,9 +8,9 @@
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
 use serde_json::{Map, Value as Json};
 
+use crate::columns::{CONTENT_COLUMNS, N_CONTENT_COLUMNS};
 use crate::derived::{parse_json_or_string, Derived};
 use crate::dialects::{ContentRole, DialectEngine};
-use crate::columns::{CONTENT_COLUMNS, N_CONTENT_COLUMNS};
 
 /// Endings that instrumentations append when they cut a long payload (compared
 /// case-insensitively on the last characters).

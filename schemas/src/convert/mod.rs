@@ -28,7 +28,6 @@ use crate::dialects::{DialectEngine, SpanView};
 use crate::schema::span_schema;
 pub(crate) use attrs::dedup_attributes;
 pub use attrs::{value_type, REDACTED};
-pub use crate::kind_status::{kind_name, status_name};
 use builder::{Origin, RowParts, SpanBatchBuilder};
 
 /// Where and when a request was received.
