@@ -91,7 +91,7 @@ type ListSet = fn(&mut SpanRow, Vec<Sym>);
 type ContentSet = fn(&mut SpanContent, Option<String>);
 
 /// `Utf8` columns: null values leave the field as it is.
-const STRING_COLUMNS: &[(&str, StrSet)] = &[
+const STRING_READERS: &[(&str, StrSet)] = &[
     (col::NAME, |r, v, i| r.name = i.get(v)),
     (col::KIND, |r, v, _| {
         r.kind = SpanKindField(SpanKind::parse(v).unwrap_or(SpanKind::Unspecified))
@@ -162,13 +162,13 @@ const STRING_COLUMNS: &[(&str, StrSet)] = &[
 ];
 
 /// `Int64` columns: null values leave the field as it is.
-const INT_COLUMNS: &[(&str, IntSet)] = &[
+const INT_READERS: &[(&str, IntSet)] = &[
     (col::START_TIME_UNIX_NANO, |r, v| r.start_ns = v),
     (col::END_TIME_UNIX_NANO, |r, v| r.end_ns = v),
 ];
 
 /// `Boolean` columns.
-const BOOL_COLUMNS: &[(&str, BoolSet)] = &[
+const BOOL_READERS: &[(&str, BoolSet)] = &[
     (col::RESULT_HAS_STRUCTURED_CONTENT, |r, v| {
         r.result_has_structured_content = v
     }),
@@ -179,13 +179,13 @@ const BOOL_COLUMNS: &[(&str, BoolSet)] = &[
 ];
 
 /// `List<Utf8>` columns (a null list reads as empty).
-const LIST_COLUMNS: &[(&str, ListSet)] = &[
+const LIST_READERS: &[(&str, ListSet)] = &[
     (col::RESULT_CONTENT_TYPES, |r, v| r.result_content_types = v),
     (col::DIALECTS, |r, v| r.dialects = v),
 ];
 
 /// Canonical content columns, read only when a rule asked for them.
-const CONTENT_COLUMNS: &[(&str, ContentSet)] = &[
+const CONTENT_READERS: &[(&str, ContentSet)] = &[
     (col::GEN_AI_TOOL_CALL_ARGUMENTS, |c, v| {
         c.tool_call_arguments = v
     }),
@@ -199,7 +199,7 @@ const CONTENT_COLUMNS: &[(&str, ContentSet)] = &[
 
 /// Columns read by code of their own shape (ids, nested lists, attribute maps), see
 /// [`Columns::new`].
-const OTHER_COLUMNS: &[&str] = &[
+const OTHER_READ_COLUMNS: &[&str] = &[
     col::TRACE_ID,
     col::SPAN_ID,
     col::PARENT_SPAN_ID,
@@ -211,12 +211,12 @@ const OTHER_COLUMNS: &[&str] = &[
 
 /// Every column this reader reads, in table order.
 pub fn read_columns() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = STRING_COLUMNS.iter().map(|(n, _)| *n).collect();
-    out.extend(INT_COLUMNS.iter().map(|(n, _)| *n));
-    out.extend(BOOL_COLUMNS.iter().map(|(n, _)| *n));
-    out.extend(LIST_COLUMNS.iter().map(|(n, _)| *n));
-    out.extend(CONTENT_COLUMNS.iter().map(|(n, _)| *n));
-    out.extend(OTHER_COLUMNS);
+    let mut out: Vec<&'static str> = STRING_READERS.iter().map(|(n, _)| *n).collect();
+    out.extend(INT_READERS.iter().map(|(n, _)| *n));
+    out.extend(BOOL_READERS.iter().map(|(n, _)| *n));
+    out.extend(LIST_READERS.iter().map(|(n, _)| *n));
+    out.extend(CONTENT_READERS.iter().map(|(n, _)| *n));
+    out.extend(OTHER_READ_COLUMNS);
     out
 }
 
@@ -479,31 +479,31 @@ impl Columns {
         let trace_id = binary(batch, col::TRACE_ID)?.ok_or_else(|| required(col::TRACE_ID))?;
         let span_id = binary(batch, col::SPAN_ID)?.ok_or_else(|| required(col::SPAN_ID))?;
         let mut string_cols = Vec::new();
-        for (name, set) in STRING_COLUMNS {
+        for (name, set) in STRING_READERS {
             if let Some(a) = strings(batch, name)? {
                 string_cols.push((*set, a));
             }
         }
         let mut int_cols = Vec::new();
-        for (name, set) in INT_COLUMNS {
+        for (name, set) in INT_READERS {
             if let Some(a) = int64(batch, name)? {
                 int_cols.push((*set, a));
             }
         }
         let mut bool_cols = Vec::new();
-        for (name, set) in BOOL_COLUMNS {
+        for (name, set) in BOOL_READERS {
             if let Some(a) = boolean(batch, name)? {
                 bool_cols.push((*set, a));
             }
         }
         let mut list_cols = Vec::new();
-        for (name, set) in LIST_COLUMNS {
+        for (name, set) in LIST_READERS {
             if let Some(a) = list(batch, name)?.and_then(StrList::new) {
                 list_cols.push((*set, a));
             }
         }
         let mut content = Vec::new();
-        for (name, set) in CONTENT_COLUMNS {
+        for (name, set) in CONTENT_READERS {
             if let Some(a) = strings(batch, name)? {
                 content.push((*set, a));
             }
