@@ -31,7 +31,8 @@ pub struct StoreArgs {
     #[arg(long, default_value_t = config::DEFAULT_MAX_FILE_AGE_SECS)]
     pub max_file_age_secs: u64,
     /// Flush a Parquet row group at this many rows (it is also bounded by bytes).
-    #[arg(long, default_value_t = PipelineConfig::new(PathBuf::new()).row_group_rows)]
+    #[arg(long, default_value_t = schemas::parquet_props::DEFAULT_ROW_GROUP_ROWS,
+          value_parser = schemas::parquet_props::parse_row_group_rows)]
     pub row_group_rows: usize,
     /// Drop content columns (tool arguments and results, messages) at ingest.
     #[arg(long)]

@@ -71,7 +71,8 @@ pub struct PipelineConfig {
     pub max_file_bytes: u64,
     /// ... or once it has been open this long.
     pub max_file_age: Duration,
-    /// A row group is flushed at this many rows ...
+    /// A row group is flushed at this many rows (at most
+    /// [`schemas::parquet_props::MAX_ROW_GROUP_ROWS`], where the writer cuts anyway) ...
     pub row_group_rows: usize,
     /// ... or when its buffered (encoded) size reaches this many bytes.
     pub row_group_bytes: usize,
@@ -96,8 +97,8 @@ impl PipelineConfig {
             fsync_interval: DEFAULT_FSYNC_INTERVAL,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_file_age: Duration::from_secs(DEFAULT_MAX_FILE_AGE_SECS),
-            row_group_rows: 64 * 1024,
-            row_group_bytes: 32 * 1024 * 1024,
+            row_group_rows: schemas::parquet_props::DEFAULT_ROW_GROUP_ROWS,
+            row_group_bytes: schemas::parquet_props::MAX_ROW_GROUP_BYTES,
             wal_segment_bytes: DEFAULT_WAL_SEGMENT_BYTES,
             max_open_files: DEFAULT_MAX_OPEN_FILES,
             max_queue_batches: DEFAULT_MAX_QUEUE_BATCHES,

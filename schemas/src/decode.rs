@@ -15,8 +15,6 @@ use prost::Message;
 
 use crate::error::DecodeError;
 
-pub(crate) use otlp_json::encode_any_value_json;
-
 /// Decodes a serialized protobuf `ExportTraceServiceRequest` (OTLP/HTTP protobuf body or the
 /// message carried by OTLP/gRPC).
 pub fn decode_protobuf(body: &[u8]) -> Result<ExportTraceServiceRequest, DecodeError> {

@@ -2,25 +2,36 @@
 //!
 //! Everything that reads or writes spans (the collector, the analyzer, the samples) goes through
 //! this crate, so a column, an attribute name or a dialect mapping is declared exactly once.
+//! Dependencies inside the crate go one way: [`columns`] (the column table) depends on nothing;
+//! [`schema`], [`lift`], [`registry`], [`parquet_props`] and [`dialects`] are derived from it;
+//! [`convert`] uses all of them; [`decode`] and [`encode`] are leaves.
 //!
-//! - [`schema`]: the canonical span row (Arrow schema, column names);
+//! - [`columns`]: every column with its facts (type, fill, encoding, analyzer visibility);
+//! - [`schema`]: the canonical span row as an Arrow schema (column names in [`schema::col`]);
+//! - [`kind_status`] and [`tool_def`]: span kind / status spellings, the tool definition struct;
 //! - [`decode`]: OTLP protobuf / JSON / JSON-lines bodies into `ExportTraceServiceRequest`;
+//!   [`encode`]: attribute values into their stored OTLP/JSON form;
 //! - [`convert`]: requests into canonical `RecordBatch`es (validation, dialects, content, derived
-//!   facts);
+//!   facts), filling the liftable columns through [`lift`];
 //! - [`roundtrip`]: canonical rows back into OTLP;
 //! - [`dialects`] and [`registry`]: the instrumentation dialects and the attribute registry;
-//! - [`parquet_props`]: the Parquet writer settings.
+//! - [`parquet_props`]: the Parquet writer settings and row-group bounds.
 
+pub mod columns;
 pub mod convert;
 pub mod decode;
 pub mod derived;
 pub mod dialects;
+pub mod encode;
 pub mod error;
+pub mod kind_status;
 pub mod layout;
+pub mod lift;
 pub mod parquet_props;
 pub mod registry;
 pub mod roundtrip;
 pub mod schema;
+pub mod tool_def;
 
 pub use convert::{convert_request, Converted, IngestContext};
 pub use decode::{decode_json, decode_json_lines, decode_protobuf};

@@ -5,11 +5,15 @@
 //! - zstd level 3: a good ratio for JSON-heavy content columns at low CPU cost;
 //! - `set_coerce_types(true)`: list and map children carry the names the Parquet spec uses
 //!   (`element`, `key_value`), which Spark and pyarrow expect;
-//! - row groups of at most 65 536 rows and 128 MiB (the collector also cuts files by bytes);
+//! - row groups of at most 65 536 rows and 32 MiB ([`MAX_ROW_GROUP_ROWS`],
+//!   [`MAX_ROW_GROUP_BYTES`]: the one statement of these bounds; the collector's settings start
+//!   from them and cannot exceed them);
 //! - bloom filters on `trace_id` and `span_id`: `tripline trace ID` and the stitching of broken
 //!   traces look spans up by id, and every engine uses bloom filters for binary equality;
 //! - dictionary encoding on low-cardinality strings (service, scope, kind, status, method, tool,
-//!   model...), plain encoding for ids and payloads where a dictionary only costs memory;
+//!   model...), plain encoding for ids and payloads where a dictionary only costs memory; which
+//!   column is which, and which has a bloom filter, is said in the column table
+//!   ([`crate::columns`]);
 //! - page-level statistics, so time-range scans skip pages;
 //! - `tripline.schema_version` in the file's key/value metadata.
 
@@ -18,52 +22,57 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use parquet::schema::types::ColumnPath;
 
-use crate::schema::{col, SCHEMA_VERSION, SCHEMA_VERSION_KEY};
+use crate::columns::COLUMNS;
+use crate::schema::{SCHEMA_VERSION, SCHEMA_VERSION_KEY};
 
-/// Maximum rows per row group.
+/// The most rows a row group holds, and the default of `--row-group-rows`: the writer cuts row
+/// groups here whatever the collector asks, so a larger `--row-group-rows` is refused
+/// ([`check_row_group_rows`]) rather than silently capped. Also the bloom filters' expected
+/// number of distinct values.
 pub const MAX_ROW_GROUP_ROWS: usize = 64 * 1024;
-/// Maximum (estimated, uncompressed) bytes per row group: content-heavy spans are large, so a row
-/// group is also cut by size to keep readers' memory bounded.
-pub const MAX_ROW_GROUP_BYTES: usize = 128 * 1024 * 1024;
+/// Default of the collector's row-group row bound.
+pub const DEFAULT_ROW_GROUP_ROWS: usize = MAX_ROW_GROUP_ROWS;
+const _: () = assert!(DEFAULT_ROW_GROUP_ROWS <= MAX_ROW_GROUP_ROWS);
+/// The most (estimated, uncompressed) bytes a row group holds: content-heavy spans are large, so
+/// a row group is also cut by size to keep readers' memory bounded. The collector flushes at this
+/// size after a write and the writer cuts a single large write here too.
+pub const MAX_ROW_GROUP_BYTES: usize = 32 * 1024 * 1024;
 
-/// Columns with few distinct values, dictionary-encoded.
-const DICTIONARY_COLUMNS: &[&str] = &[
-    col::NAME,
-    col::KIND,
-    col::STATUS_CODE,
-    col::SERVICE_NAME,
-    col::SERVICE_VERSION,
-    col::SERVICE_INSTANCE_ID,
-    col::SCOPE_NAME,
-    col::SCOPE_VERSION,
-    col::GEN_AI_OPERATION_NAME,
-    col::GEN_AI_PROVIDER_NAME,
-    col::GEN_AI_REQUEST_MODEL,
-    col::GEN_AI_RESPONSE_MODEL,
-    col::GEN_AI_AGENT_NAME,
-    col::GEN_AI_TOOL_NAME,
-    col::GEN_AI_TOOL_TYPE,
-    col::MCP_METHOD_NAME,
-    col::MCP_PROTOCOL_VERSION,
-    col::MCP_TRANSPORT,
-    col::NETWORK_TRANSPORT,
-    col::ERROR_TYPE,
-    col::RESULT_TYPE,
-    col::INGEST_SOURCE,
-];
+/// A row-group bound the writer cannot honour.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RowGroupBoundError {
+    /// More rows than [`MAX_ROW_GROUP_ROWS`].
+    #[error("a row group of {requested} rows is over the {max} rows the Parquet writer puts in one row group; use at most {max}")]
+    TooManyRows {
+        /// The bound asked for.
+        requested: usize,
+        /// [`MAX_ROW_GROUP_ROWS`].
+        max: usize,
+    },
+    /// Not a number.
+    #[error("`{0}` is not a row count; use a whole number up to {max}", max = MAX_ROW_GROUP_ROWS)]
+    NotANumber(String),
+}
 
-/// Columns never dictionary-encoded: unique ids and large payloads.
-const PLAIN_COLUMNS: &[&str] = &[
-    col::TRACE_ID,
-    col::SPAN_ID,
-    col::PARENT_SPAN_ID,
-    col::GEN_AI_TOOL_CALL_ARGUMENTS,
-    col::GEN_AI_TOOL_CALL_RESULT,
-    col::GEN_AI_TOOL_DEFINITIONS,
-    col::GEN_AI_INPUT_MESSAGES,
-    col::GEN_AI_OUTPUT_MESSAGES,
-    col::GEN_AI_SYSTEM_INSTRUCTIONS,
-];
+/// `rows` if the writer honours it as a row-group bound (at most [`MAX_ROW_GROUP_ROWS`]).
+pub fn check_row_group_rows(rows: usize) -> Result<usize, RowGroupBoundError> {
+    if rows > MAX_ROW_GROUP_ROWS {
+        return Err(RowGroupBoundError::TooManyRows {
+            requested: rows,
+            max: MAX_ROW_GROUP_ROWS,
+        });
+    }
+    Ok(rows)
+}
+
+/// Parses a `--row-group-rows` value and [checks](check_row_group_rows) it (a clap value parser).
+pub fn parse_row_group_rows(text: &str) -> Result<usize, RowGroupBoundError> {
+    let rows = text
+        .trim()
+        .parse::<usize>()
+        .map_err(|_| RowGroupBoundError::NotANumber(text.to_string()))?;
+    check_row_group_rows(rows)
+}
 
 /// The writer properties for canonical span files.
 pub fn writer_properties() -> WriterProperties {
@@ -81,16 +90,60 @@ pub fn writer_properties() -> WriterProperties {
             SCHEMA_VERSION_KEY.to_string(),
             SCHEMA_VERSION.to_string(),
         )]));
-    for name in DICTIONARY_COLUMNS {
-        b = b.set_column_dictionary_enabled(ColumnPath::from(*name), true);
-    }
-    for name in PLAIN_COLUMNS {
-        b = b.set_column_dictionary_enabled(ColumnPath::from(*name), false);
-    }
-    for name in [col::TRACE_ID, col::SPAN_ID] {
-        b = b
-            .set_column_bloom_filter_enabled(ColumnPath::from(name), true)
-            .set_column_bloom_filter_fpp(ColumnPath::from(name), 0.01);
+    for c in COLUMNS {
+        let path = || ColumnPath::from(c.name);
+        b = b.set_column_dictionary_enabled(path(), c.dictionary);
+        if c.bloom_filter {
+            b = b
+                .set_column_bloom_filter_enabled(path(), true)
+                .set_column_bloom_filter_fpp(path(), 0.01);
+        }
     }
     b.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_group_rows_beyond_the_writer_cap_are_refused() {
+        assert_eq!(check_row_group_rows(4), Ok(4));
+        assert_eq!(
+            parse_row_group_rows("65536"),
+            Ok(MAX_ROW_GROUP_ROWS),
+            "the cap itself is honoured"
+        );
+        let e = parse_row_group_rows("65537").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a row group of 65537 rows is over the 65536 rows the Parquet writer puts in one row group; use at most 65536"
+        );
+        assert!(parse_row_group_rows("many")
+            .unwrap_err()
+            .to_string()
+            .contains("not a row count"));
+    }
+
+    #[test]
+    fn the_writer_caps_are_the_declared_bounds() {
+        let p = writer_properties();
+        assert_eq!(p.max_row_group_row_count(), Some(MAX_ROW_GROUP_ROWS));
+        assert_eq!(p.max_row_group_bytes(), Some(MAX_ROW_GROUP_BYTES));
+    }
+
+    #[test]
+    fn encodings_follow_the_column_table() {
+        let p = writer_properties();
+        for c in COLUMNS {
+            let path = ColumnPath::from(c.name);
+            assert_eq!(p.dictionary_enabled(&path), c.dictionary, "{}", c.name);
+            assert_eq!(
+                p.bloom_filter_properties(&path).is_some(),
+                c.bloom_filter,
+                "{}",
+                c.name
+            );
+        }
+    }
 }

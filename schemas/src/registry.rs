@@ -2,10 +2,14 @@
 //! knows, their value type, the column each lifts into, and the deprecated aliases with their
 //! replacements.
 //!
+//! The current attributes are not listed here: they are derived from the column table
+//! ([`crate::columns`]), which names the attribute each lifted or content column is filled from.
+//!
 //! The analyzer's TL007 (deprecated-attribute) reads [`deprecated_aliases`] and TL015
 //! (semconv-violation) reads [`attributes`]; the semconv dialect's mappings are checked against
 //! this table by a test, so the two cannot drift apart.
 
+use crate::columns::{select_columns, ColumnDef, ColumnType};
 use crate::schema::col;
 
 /// The value type an attribute is specified with.
@@ -19,14 +23,8 @@ pub enum AttrType {
     Json,
 }
 
-/// Where an attribute comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// OpenTelemetry semantic conventions (GenAI / MCP / RPC / general).
-    Semconv,
-    /// Custom names used by the seed scenarios (no convention exists).
-    Custom,
-}
+/// Where an attribute comes from (declared with the column table).
+pub use crate::columns::Origin;
 
 /// One known attribute.
 #[derive(Debug, Clone, Copy)]
@@ -58,111 +56,48 @@ pub struct DeprecatedAlias {
     pub draft: bool,
 }
 
-const fn a(name: &'static str, ty: AttrType, column: &'static str) -> AttributeDef {
-    AttributeDef {
-        name,
-        ty,
-        column: Some(column),
-        content: false,
-        origin: Origin::Semconv,
+impl AttributeDef {
+    /// The attribute a column of the column table is filled from, if any.
+    const fn of(c: &ColumnDef) -> Option<AttributeDef> {
+        if let Some(attribute) = c.lifted_from() {
+            let ty = match c.ty {
+                ColumnType::Int64 => AttrType::Int,
+                ColumnType::Utf8List => AttrType::StringArray,
+                _ => AttrType::String,
+            };
+            return Some(AttributeDef {
+                name: attribute.name,
+                ty,
+                column: Some(c.name),
+                content: false,
+                origin: attribute.origin,
+            });
+        }
+        match c.content() {
+            Some((name, _)) => Some(AttributeDef {
+                name,
+                ty: AttrType::Json,
+                column: Some(c.name),
+                content: true,
+                origin: Origin::Semconv,
+            }),
+            None => None,
+        }
     }
 }
-const fn content(name: &'static str, column: &'static str) -> AttributeDef {
+
+/// Every attribute a column is filled from, in column order (derived from the column table).
+static ATTRIBUTES: &[AttributeDef] = select_columns!(
+    AttributeDef,
     AttributeDef {
-        name,
-        ty: AttrType::Json,
-        column: Some(column),
-        content: true,
-        origin: Origin::Semconv,
-    }
-}
-const fn custom(name: &'static str, column: &'static str) -> AttributeDef {
-    AttributeDef {
-        name,
+        name: "",
         ty: AttrType::String,
-        column: Some(column),
+        column: None,
         content: false,
-        origin: Origin::Custom,
-    }
-}
-
-use AttrType::{Int, String as Str, StringArray};
-
-static ATTRIBUTES: &[AttributeDef] = &[
-    a("gen_ai.operation.name", Str, col::GEN_AI_OPERATION_NAME),
-    a("gen_ai.provider.name", Str, col::GEN_AI_PROVIDER_NAME),
-    a("gen_ai.request.model", Str, col::GEN_AI_REQUEST_MODEL),
-    a("gen_ai.response.model", Str, col::GEN_AI_RESPONSE_MODEL),
-    a("gen_ai.response.id", Str, col::GEN_AI_RESPONSE_ID),
-    a(
-        "gen_ai.response.finish_reasons",
-        StringArray,
-        col::GEN_AI_RESPONSE_FINISH_REASONS,
-    ),
-    a(
-        "gen_ai.usage.input_tokens",
-        Int,
-        col::GEN_AI_USAGE_INPUT_TOKENS,
-    ),
-    a(
-        "gen_ai.usage.output_tokens",
-        Int,
-        col::GEN_AI_USAGE_OUTPUT_TOKENS,
-    ),
-    a(
-        "gen_ai.usage.cache_read.input_tokens",
-        Int,
-        col::GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
-    ),
-    a(
-        "gen_ai.usage.cache_creation.input_tokens",
-        Int,
-        col::GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
-    ),
-    a(
-        "gen_ai.usage.reasoning.output_tokens",
-        Int,
-        col::GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
-    ),
-    a("gen_ai.conversation.id", Str, col::GEN_AI_CONVERSATION_ID),
-    a("gen_ai.agent.name", Str, col::GEN_AI_AGENT_NAME),
-    a("gen_ai.agent.id", Str, col::GEN_AI_AGENT_ID),
-    a("gen_ai.tool.name", Str, col::GEN_AI_TOOL_NAME),
-    a("gen_ai.tool.call.id", Str, col::GEN_AI_TOOL_CALL_ID),
-    a("gen_ai.tool.type", Str, col::GEN_AI_TOOL_TYPE),
-    a("gen_ai.tool.description", Str, col::GEN_AI_TOOL_DESCRIPTION),
-    a("gen_ai.prompt.name", Str, col::GEN_AI_PROMPT_NAME),
-    a("mcp.method.name", Str, col::MCP_METHOD_NAME),
-    a("mcp.session.id", Str, col::MCP_SESSION_ID),
-    a("mcp.protocol.version", Str, col::MCP_PROTOCOL_VERSION),
-    a("mcp.resource.uri", Str, col::MCP_RESOURCE_URI),
-    a("jsonrpc.request.id", Str, col::JSONRPC_REQUEST_ID),
-    a(
-        "rpc.response.status_code",
-        Str,
-        col::RPC_RESPONSE_STATUS_CODE,
-    ),
-    a("network.transport", Str, col::NETWORK_TRANSPORT),
-    a("error.type", Str, col::ERROR_TYPE),
-    content(
-        "gen_ai.tool.call.arguments",
-        col::GEN_AI_TOOL_CALL_ARGUMENTS,
-    ),
-    content("gen_ai.tool.call.result", col::GEN_AI_TOOL_CALL_RESULT),
-    content("gen_ai.tool.definitions", col::GEN_AI_TOOL_DEFINITIONS),
-    content("gen_ai.input.messages", col::GEN_AI_INPUT_MESSAGES),
-    content("gen_ai.output.messages", col::GEN_AI_OUTPUT_MESSAGES),
-    content(
-        "gen_ai.system_instructions",
-        col::GEN_AI_SYSTEM_INSTRUCTIONS,
-    ),
-    custom("skill.name", col::SKILL_NAME),
-    custom("skill.version", col::SKILL_VERSION),
-    custom("skill.invocation_source", col::SKILL_INVOCATION_SOURCE),
-    custom("guardrail.name", col::GUARDRAIL_NAME),
-    custom("guardrail.decision", col::GUARDRAIL_DECISION),
-    custom("atlas.mcp.transport", col::MCP_TRANSPORT),
-];
+        origin: Origin::Semconv,
+    },
+    |c| AttributeDef::of(c)
+);
 
 static DEPRECATED: &[DeprecatedAlias] = &[
     DeprecatedAlias {
@@ -306,6 +241,27 @@ mod tests {
                         && Some(m.target) == alias.column),
                 "{}",
                 alias.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_registry_link_names_a_filled_column() {
+        use crate::columns::{column, Fill};
+        for def in ATTRIBUTES {
+            let c = def.column.and_then(column);
+            assert!(c.is_some(), "{} links to no column", def.name);
+        }
+        for alias in DEPRECATED {
+            if let Some(name) = alias.column {
+                let c = column(name).unwrap_or_else(|| panic!("{} -> {name}", alias.name));
+                assert!(matches!(c.fill, Fill::Lifted(_)), "{name} is not liftable");
+            }
+            assert!(
+                attribute(alias.replacement).is_some(),
+                "{} is replaced by {}, which the registry lacks",
+                alias.name,
+                alias.replacement
             );
         }
     }

@@ -17,9 +17,11 @@ use opentelemetry_proto::tonic::common::v1::{
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{span, ResourceSpans, ScopeSpans, Span, Status};
 
-use crate::convert::{value_type, CONTENT_COLUMNS};
+use crate::columns::CONTENT_COLUMNS;
+use crate::convert::value_type;
 use crate::decode::decode_any_value_json;
 use crate::error::SchemaError;
+use crate::kind_status::{SpanKind, StatusCode};
 use crate::schema::col;
 
 /// Rebuilds the OTLP request a batch of canonical rows came from.
@@ -142,7 +144,7 @@ struct Columns<'a> {
 impl<'a> Columns<'a> {
     fn new(b: &'a RecordBatch) -> Result<Self, SchemaError> {
         let mut content = Vec::with_capacity(CONTENT_COLUMNS.len());
-        for (key, name) in CONTENT_COLUMNS {
+        for &(key, name) in CONTENT_COLUMNS {
             content.push((key, column::<StringArray>(b, name)?));
         }
         Ok(Columns {
@@ -214,30 +216,19 @@ impl<'a> Columns<'a> {
             }
         }
         let kind_text = self.kind.value(row);
-        let kind = parse_enum(
-            kind_text,
-            &[
-                "UNSPECIFIED",
-                "INTERNAL",
-                "SERVER",
-                "CLIENT",
-                "PRODUCER",
-                "CONSUMER",
-            ],
-        )
-        .ok_or_else(|| SchemaError::InvalidValue {
-            row,
-            column: col::KIND,
-            message: format!("unknown span kind `{kind_text}`"),
-        })?;
+        let kind =
+            parse_enum(kind_text, &SpanKind::NAMES).ok_or_else(|| SchemaError::InvalidValue {
+                row,
+                column: col::KIND,
+                message: format!("unknown span kind `{kind_text}`"),
+            })?;
         let code_text = self.status_code.value(row);
-        let code = parse_enum(code_text, &["UNSET", "OK", "ERROR"]).ok_or_else(|| {
-            SchemaError::InvalidValue {
+        let code =
+            parse_enum(code_text, &StatusCode::NAMES).ok_or_else(|| SchemaError::InvalidValue {
                 row,
                 column: col::STATUS_CODE,
                 message: format!("unknown status code `{code_text}`"),
-            }
-        })?;
+            })?;
         Ok(Span {
             trace_id: self.trace_id.value(row).to_vec(),
             span_id: self.span_id.value(row).to_vec(),

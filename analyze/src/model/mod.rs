@@ -4,7 +4,6 @@
 //! Built once per `check` from the loaded `SpanRow`s; rules only read it.
 
 pub mod calls;
-pub mod from_batch;
 pub mod roles;
 pub mod span;
 pub mod stitch;

@@ -110,92 +110,18 @@ impl fmt::Debug for SpanId {
     }
 }
 
-/// OTLP span kind as the canonical `kind` column spells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SpanKind {
-    Unspecified,
-    Internal,
-    Server,
-    Client,
-    Producer,
-    Consumer,
-}
+/// Span kind and status as the canonical `kind` / `status_code` columns spell them (declared once
+/// in `schemas`).
+pub use schemas::kind_status::{SpanKind, StatusCode};
 
-impl SpanKind {
-    pub fn parse(s: &str) -> Self {
-        match s {
-            "INTERNAL" => Self::Internal,
-            "SERVER" => Self::Server,
-            "CLIENT" => Self::Client,
-            "PRODUCER" => Self::Producer,
-            "CONSUMER" => Self::Consumer,
-            _ => Self::Unspecified,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Unspecified => "UNSPECIFIED",
-            Self::Internal => "INTERNAL",
-            Self::Server => "SERVER",
-            Self::Client => "CLIENT",
-            Self::Producer => "PRODUCER",
-            Self::Consumer => "CONSUMER",
-        }
-    }
-}
-
-/// Span status as the canonical `status_code` column spells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StatusCode {
-    Unset,
-    Ok,
-    Error,
-}
-
-impl StatusCode {
-    pub fn parse(s: &str) -> Self {
-        match s {
-            "OK" => Self::Ok,
-            "ERROR" => Self::Error,
-            _ => Self::Unset,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Unset => "UNSET",
-            Self::Ok => "OK",
-            Self::Error => "ERROR",
-        }
-    }
-}
-
-/// One tool definition from the derived `tool_definitions` column. Strings are interned: every
-/// model call repeats the agent's whole catalog, so the same descriptions come back on every turn.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ToolDef {
-    pub name: Sym,
-    pub description: Option<Sym>,
-    pub has_output_schema: Option<bool>,
-    pub read_only_hint: Option<bool>,
-    pub destructive_hint: Option<bool>,
-    pub idempotent_hint: Option<bool>,
-    pub open_world_hint: Option<bool>,
-    pub input_schema_digest: Option<Sym>,
-    pub output_schema_digest: Option<Sym>,
-}
-
-impl ToolDef {
-    /// True when the definition carries at least one MCP annotation hint.
-    pub fn is_annotated(&self) -> bool {
-        self.read_only_hint.is_some()
-            || self.destructive_hint.is_some()
-            || self.idempotent_hint.is_some()
-            || self.open_world_hint.is_some()
-    }
-}
+/// One tool definition from the derived `tool_definitions` column (the struct `schemas`
+/// declares). Strings are interned: every model call repeats the agent's whole catalog, so the
+/// same descriptions come back on every turn; a definition without a name reads as empty.
+pub type ToolDef = schemas::tool_def::ToolDef<Sym, Sym>;
 
 /// The canonical columns a rule may read, for one span. Optional content fields are filled only
-/// when a rule asked for them (see [`crate::load::Projection`]).
+/// when a rule asked for them (see [`crate::load::Projection`]). `crate::load::rows` fills it, one
+/// line per column.
 #[derive(Clone, Debug, Default)]
 pub struct SpanRow {
     pub trace_id: TraceId,
@@ -313,12 +239,6 @@ impl SpanRow {
     }
     pub fn method_is(&self, m: &str) -> bool {
         self.mcp_method.as_deref() == Some(m)
-    }
-    /// MCP notifications never carry a request id nor trace context in most SDKs.
-    pub fn is_notification(&self) -> bool {
-        self.mcp_method
-            .as_deref()
-            .is_some_and(|m| m.starts_with("notifications/"))
     }
     /// True when the span reports a tool-level error (`isError` seen, or `error.type=tool_error`).
     pub fn reports_tool_error(&self) -> Option<bool> {

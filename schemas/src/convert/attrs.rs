@@ -15,7 +15,7 @@ use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow::datatypes::{DataType, Fields};
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValue};
 
-use crate::decode::encode_any_value_json;
+use crate::encode::encode_any_value_json;
 use crate::error::SchemaError;
 use crate::schema::{attribute_map_type, value};
 

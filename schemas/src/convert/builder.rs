@@ -13,11 +13,13 @@ use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::trace::v1::Span;
 
 use super::attrs::{AttrMapBuilder, REDACTED};
-use super::content::{Split, CONTENT_COLUMNS};
-use super::lift::{SlotKind, SlotValue, N_SLOTS, SLOTS};
+use super::content::Split;
 use super::nested::{EventsBuilder, LinksBuilder, StrListBuilder, ToolDefsBuilder};
+use crate::columns::{CONTENT_COLUMNS, N_CONTENT_COLUMNS};
 use crate::derived::Derived;
 use crate::error::SchemaError;
+use crate::kind_status::{kind_name, status_name};
+use crate::lift::{SlotKind, SlotValue, N_SLOTS, SLOTS};
 use crate::schema::{col, span_schema};
 
 /// The resource and scope a span was sent under.
@@ -79,7 +81,7 @@ pub struct SpanBatchBuilder {
     scope_dropped: Int64Builder,
     scope_schema_url: StringBuilder,
     slots: Vec<SlotBuilder>,
-    content: [StringBuilder; 6],
+    content: [StringBuilder; N_CONTENT_COLUMNS],
     content_attributes: AttrMapBuilder,
     content_truncated: BooleanBuilder,
     result_has_structured_content: BooleanBuilder,
@@ -104,29 +106,6 @@ pub struct SpanBatchBuilder {
 
 fn non_empty(s: &str) -> Option<&str> {
     (!s.is_empty()).then_some(s)
-}
-
-/// Span kind as stored: the enum name without prefix, or the number for unknown kinds.
-pub fn kind_name(kind: i32) -> std::borrow::Cow<'static, str> {
-    match kind {
-        0 => "UNSPECIFIED".into(),
-        1 => "INTERNAL".into(),
-        2 => "SERVER".into(),
-        3 => "CLIENT".into(),
-        4 => "PRODUCER".into(),
-        5 => "CONSUMER".into(),
-        other => other.to_string().into(),
-    }
-}
-
-/// Status code as stored: `UNSET` | `OK` | `ERROR`, or the number for unknown codes.
-pub fn status_name(code: i32) -> std::borrow::Cow<'static, str> {
-    match code {
-        0 => "UNSET".into(),
-        1 => "OK".into(),
-        2 => "ERROR".into(),
-        other => other.to_string().into(),
-    }
 }
 
 fn utc_micros() -> TimestampMicrosecondBuilder {

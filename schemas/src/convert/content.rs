@@ -8,25 +8,9 @@
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
 use serde_json::{Map, Value as Json};
 
+use crate::columns::{CONTENT_COLUMNS, N_CONTENT_COLUMNS};
 use crate::derived::{parse_json_or_string, Derived};
 use crate::dialects::{ContentRole, DialectEngine};
-use crate::schema::col;
-
-/// Canonical content attribute -> its column.
-pub const CONTENT_COLUMNS: [(&str, &str); 6] = [
-    (
-        "gen_ai.tool.call.arguments",
-        col::GEN_AI_TOOL_CALL_ARGUMENTS,
-    ),
-    ("gen_ai.tool.call.result", col::GEN_AI_TOOL_CALL_RESULT),
-    ("gen_ai.tool.definitions", col::GEN_AI_TOOL_DEFINITIONS),
-    ("gen_ai.input.messages", col::GEN_AI_INPUT_MESSAGES),
-    ("gen_ai.output.messages", col::GEN_AI_OUTPUT_MESSAGES),
-    (
-        "gen_ai.system_instructions",
-        col::GEN_AI_SYSTEM_INSTRUCTIONS,
-    ),
-];
 
 /// Endings that instrumentations append when they cut a long payload (compared
 /// case-insensitively on the last characters).
@@ -44,7 +28,7 @@ pub struct Split<'a> {
     /// Generic attributes (unique keys).
     pub attributes: Vec<(&'a str, Option<&'a AnyValue>)>,
     /// Canonical content column values, in [`CONTENT_COLUMNS`] order.
-    pub columns: [Option<&'a str>; 6],
+    pub columns: [Option<&'a str>; N_CONTENT_COLUMNS],
     /// Raw vendor (or non-string canonical) content attributes.
     pub content_attributes: Vec<(&'a str, Option<&'a AnyValue>)>,
     /// `Some(true)` when a truncation marker was seen.
@@ -60,7 +44,7 @@ pub fn split<'a>(
 ) -> Split<'a> {
     let mut out = Split {
         attributes: Vec::with_capacity(attrs.len()),
-        columns: [None; 6],
+        columns: [None; N_CONTENT_COLUMNS],
         content_attributes: Vec::new(),
         truncated: None,
     };

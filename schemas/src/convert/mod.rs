@@ -15,7 +15,6 @@
 mod attrs;
 mod builder;
 mod content;
-pub(crate) mod lift;
 mod nested;
 mod validate;
 
@@ -29,9 +28,7 @@ use crate::dialects::{DialectEngine, SpanView};
 use crate::schema::span_schema;
 pub(crate) use attrs::dedup_attributes;
 pub use attrs::{value_type, REDACTED};
-pub use builder::{kind_name, status_name};
 use builder::{Origin, RowParts, SpanBatchBuilder};
-pub use content::CONTENT_COLUMNS;
 
 /// Where and when a request was received.
 #[derive(Debug, Clone, PartialEq, Eq)]

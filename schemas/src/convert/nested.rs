@@ -181,7 +181,8 @@ impl LinksBuilder {
     }
 }
 
-/// `tool_definitions`: `List<Struct<name, description, has_output_schema, 4 hints, 2 digests>>`.
+/// `tool_definitions`: `List<Struct<..>>` with the fields of [`crate::tool_def::FIELDS`], in that
+/// order (a test below checks every value lands in the field of its name).
 pub struct ToolDefsBuilder {
     shape: ListShape,
     name: StringBuilder,
@@ -271,5 +272,50 @@ impl StrListBuilder {
         let item = list_item_field(column)?;
         let values = Arc::new(self.values.finish());
         self.shape.finish(item, values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::col;
+    use crate::tool_def::field;
+    use arrow::array::{Array, AsArray};
+
+    #[test]
+    fn tool_definition_values_land_in_the_fields_of_their_names() {
+        let def = ToolDef {
+            name: Some("n".into()),
+            description: Some("d".into()),
+            has_output_schema: Some(true),
+            read_only_hint: Some(true),
+            destructive_hint: Some(false),
+            idempotent_hint: None,
+            open_world_hint: Some(true),
+            input_schema_digest: Some("i".into()),
+            output_schema_digest: Some("o".into()),
+        };
+        let mut b = ToolDefsBuilder::new();
+        b.row(Some(std::slice::from_ref(&def)));
+        let list = b.finish(col::TOOL_DEFINITIONS).expect("finish");
+        let values = list.as_list::<i32>().value(0);
+        let s = values.as_struct();
+        let text = |name: &str| {
+            s.column_by_name(name)
+                .map(|c| c.as_string::<i32>().value(0).to_string())
+        };
+        let flag = |name: &str| {
+            let c = s.column_by_name(name).expect(name).as_boolean().clone();
+            (!c.is_null(0)).then(|| c.value(0))
+        };
+        assert_eq!(text(field::NAME), def.name);
+        assert_eq!(text(field::DESCRIPTION), def.description);
+        assert_eq!(text(field::INPUT_SCHEMA_DIGEST), def.input_schema_digest);
+        assert_eq!(text(field::OUTPUT_SCHEMA_DIGEST), def.output_schema_digest);
+        assert_eq!(flag(field::HAS_OUTPUT_SCHEMA), def.has_output_schema);
+        assert_eq!(flag(field::READ_ONLY_HINT), def.read_only_hint);
+        assert_eq!(flag(field::DESTRUCTIVE_HINT), def.destructive_hint);
+        assert_eq!(flag(field::IDEMPOTENT_HINT), def.idempotent_hint);
+        assert_eq!(flag(field::OPEN_WORLD_HINT), def.open_world_hint);
     }
 }

@@ -2,11 +2,9 @@
 //!
 //! Field readers accept what real senders write: `null` anywhere, numbers as JSON numbers or
 //! strings, ids as hex (spec) or base64 (plain protobuf JSON mapping), enums as integers or names,
-//! lowerCamelCase or snake_case keys. The writer half ([`encode_any_value_json`]) produces the
-//! canonical spec form, used for array / kvlist attribute values stored in the `str` column.
+//! lowerCamelCase or snake_case keys. (The writer of the canonical form is `crate::encode`.)
 
 use std::fmt;
-use std::fmt::Write as _;
 
 use base64::Engine as _;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -19,6 +17,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::error::DecodeError;
+use crate::kind_status::{SpanKind, StatusCode};
 
 pub(super) fn decode_request(
     body: &[u8],
@@ -601,7 +600,8 @@ impl<'de> Deserialize<'de> for LenientF64 {
 struct EnumVisitor {
     what: &'static str,
     prefix: &'static str,
-    names: &'static [(&'static str, i32)],
+    /// Names without the prefix, indexed by enum number.
+    names: &'static [&'static str],
 }
 
 impl<'de> Visitor<'de> for EnumVisitor {
@@ -624,13 +624,13 @@ impl<'de> Visitor<'de> for EnumVisitor {
         let short = upper.strip_prefix(self.prefix).unwrap_or(&upper);
         self.names
             .iter()
-            .find(|(name, _)| *name == short)
-            .map(|(_, n)| *n)
+            .position(|name| *name == short)
+            .and_then(|n| i32::try_from(n).ok())
             .ok_or_else(|| {
                 let known: Vec<String> = self
                     .names
                     .iter()
-                    .map(|(n, _)| format!("{}{n}", self.prefix))
+                    .map(|n| format!("{}{n}", self.prefix))
                     .collect();
                 E::custom(format!(
                     "unknown {} `{v}`; expected one of {}",
@@ -650,106 +650,15 @@ impl<'de> Visitor<'de> for EnumVisitor {
 fn span_kind<'de, D: Deserializer<'de>>(d: D) -> Result<i32, D::Error> {
     d.deserialize_any(EnumVisitor {
         what: "span kind",
-        prefix: "SPAN_KIND_",
-        names: &[
-            ("UNSPECIFIED", 0),
-            ("INTERNAL", 1),
-            ("SERVER", 2),
-            ("CLIENT", 3),
-            ("PRODUCER", 4),
-            ("CONSUMER", 5),
-        ],
+        prefix: SpanKind::OTLP_PREFIX,
+        names: &SpanKind::NAMES,
     })
 }
 
 fn status_code<'de, D: Deserializer<'de>>(d: D) -> Result<i32, D::Error> {
     d.deserialize_any(EnumVisitor {
         what: "status code",
-        prefix: "STATUS_CODE_",
-        names: &[("UNSET", 0), ("OK", 1), ("ERROR", 2)],
+        prefix: StatusCode::OTLP_PREFIX,
+        names: &StatusCode::NAMES,
     })
-}
-
-// ---------------------------------------------------------------------------------------------
-// writer
-
-/// Appends `value` in canonical OTLP/JSON `AnyValue` form (`{"stringValue":"x"}`,
-/// `{"intValue":"5"}`, `{"arrayValue":{"values":[...]}}`) to `out`.
-pub(crate) fn encode_any_value_json(value: &AnyValue, out: &mut String) {
-    use any_value::Value;
-    match &value.value {
-        None => out.push_str("{}"),
-        Some(Value::StringValue(s)) => {
-            out.push_str("{\"stringValue\":");
-            push_json_string(s, out);
-            out.push('}');
-        }
-        Some(Value::BoolValue(b)) => {
-            let _ = write!(out, "{{\"boolValue\":{b}}}");
-        }
-        Some(Value::IntValue(i)) => {
-            let _ = write!(out, "{{\"intValue\":\"{i}\"}}");
-        }
-        Some(Value::DoubleValue(d)) => {
-            out.push_str("{\"doubleValue\":");
-            if d.is_nan() {
-                out.push_str("\"NaN\"");
-            } else if d.is_infinite() {
-                out.push_str(if *d > 0.0 {
-                    "\"Infinity\""
-                } else {
-                    "\"-Infinity\""
-                });
-            } else {
-                // serde_json writes the shortest representation that parses back to the same f64.
-                out.push_str(
-                    &serde_json::Number::from_f64(*d).map_or_else(|| "0".into(), |n| n.to_string()),
-                );
-            }
-            out.push('}');
-        }
-        Some(Value::BytesValue(b)) => {
-            out.push_str("{\"bytesValue\":\"");
-            out.push_str(&base64::engine::general_purpose::STANDARD.encode(b));
-            out.push_str("\"}");
-        }
-        Some(Value::StringValueStrindex(i)) => {
-            // Profiling-only dictionary reference; keep it visible rather than lose it.
-            let _ = write!(out, "{{\"stringValueStrindex\":{i}}}");
-        }
-        Some(Value::ArrayValue(a)) => {
-            out.push_str("{\"arrayValue\":{\"values\":[");
-            for (i, v) in a.values.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                encode_any_value_json(v, out);
-            }
-            out.push_str("]}}");
-        }
-        Some(Value::KvlistValue(l)) => {
-            out.push_str("{\"kvlistValue\":{\"values\":[");
-            for (i, kv) in l.values.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str("{\"key\":");
-                push_json_string(&kv.key, out);
-                if let Some(v) = &kv.value {
-                    out.push_str(",\"value\":");
-                    encode_any_value_json(v, out);
-                }
-                out.push('}');
-            }
-            out.push_str("]}}");
-        }
-    }
-}
-
-fn push_json_string(s: &str, out: &mut String) {
-    // serde_json's string escaping, without an intermediate Value.
-    match serde_json::to_string(s) {
-        Ok(quoted) => out.push_str(&quoted),
-        Err(_) => out.push_str("\"\""),
-    }
 }

@@ -1,4 +1,4 @@
-//! Tool definitions as the rules need them, from `gen_ai.tool.definitions` (function-calling form,
+//! Tool definitions ([`ToolDef`], declared in [`crate::tool_def`]) as the rules need them, from `gen_ai.tool.definitions` (function-calling form,
 //! possibly nested under `"function"`) or from an MCP `tools/list` result (`inputSchema`,
 //! `outputSchema`, `annotations`).
 
@@ -6,19 +6,7 @@ use serde_json::Value;
 
 use super::digest::json_digest;
 
-/// One tool definition (a row of the `tool_definitions` list column).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ToolDef {
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub has_output_schema: Option<bool>,
-    pub read_only_hint: Option<bool>,
-    pub destructive_hint: Option<bool>,
-    pub idempotent_hint: Option<bool>,
-    pub open_world_hint: Option<bool>,
-    pub input_schema_digest: Option<String>,
-    pub output_schema_digest: Option<String>,
-}
+pub use crate::tool_def::ToolDef;
 
 /// Reads a list of tool definitions; entries that are not objects are skipped.
 pub fn tool_defs_from_list(items: &[Value]) -> Vec<ToolDef> {

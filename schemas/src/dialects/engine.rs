@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
 
 use super::{Condition, ContentRole, Mapping, Source, Transform, DIALECTS};
-use crate::convert::lift::{
+use crate::lift::{
     coerce_any, coerce_str, scalar_text, slot_index, SlotKind, SlotValue, N_SLOTS, SLOTS,
 };
 use crate::schema::col;

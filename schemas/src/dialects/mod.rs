@@ -1,7 +1,6 @@
 //! The dialect registry: how each instrumentation names the facts the canonical row holds.
 //!
-//! Instrumentations disagree on names (the dialect table, `schemas/src/dialects/`): the tool is `gen_ai.tool.name` in the
-//! semantic conventions, `traceloop.entity.name` (or the span name `{tool}.tool`) in Traceloop,
+//! Instrumentations disagree on names: the tool is `gen_ai.tool.name` in the semantic conventions, `traceloop.entity.name` (or the span name `{tool}.tool`) in Traceloop,
 //! `mcp.tool.name` in OpenLIT and Sentry, `tool.name` in OpenInference. Rather than `if` chains in
 //! the converter, every dialect is *data*: a [`Dialect`] says how to recognise it (scope name
 //! prefixes, marker attributes) and lists [`Mapping`]s (source -> target column + transform) and
@@ -85,7 +84,7 @@ pub enum Condition {
 }
 
 /// One source -> column mapping.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct Mapping {
     /// Where the value comes from.
     pub source: Source,
@@ -109,28 +108,11 @@ impl Mapping {
     }
 }
 
-/// The role a content payload plays, which decides what is derived from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ContentRole {
-    /// Tool call arguments (a JSON object) -> `tool_call_arguments_digest`.
-    ToolArguments,
-    /// A tool result (a `CallToolResult`, a content block list, or a vendor wrapper of one) ->
-    /// `result_*` facts.
-    ToolResult,
-    /// A list of tool definitions (`gen_ai.tool.definitions` form) -> `tool_definitions`.
-    ToolDefinitions,
-    /// A JSON-RPC request or a vendor wrapper of one (`{"method","params"}`,
-    /// `{"tool_name","arguments"}`) -> arguments digest, `mcp_meta_traceparent`.
-    Request,
-    /// A JSON-RPC result or a vendor wrapper of one: whatever it holds (tool result, tool list) is
-    /// recognised by shape.
-    Response,
-    /// Messages, instructions and other payloads: stored, nothing derived.
-    Opaque,
-}
+/// The role a content payload plays (declared with the content columns, which have one each).
+pub use crate::columns::ContentRole;
 
 /// An attribute holding a content payload.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct ContentSource {
     /// Attribute name; a trailing `*` makes it a prefix (`mcp.request.argument.*`).
     pub attr: &'static str,
@@ -159,7 +141,7 @@ pub fn dialect(id: &str) -> Option<&'static Dialect> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::lift::slot_index;
+    use crate::lift::slot_index;
     use crate::schema::col;
 
     #[test]

@@ -2,10 +2,16 @@
 //!
 //! The store is read with the EXPLICIT canonical schema (`schemas::span_schema()`), never one
 //! inferred from whichever file DataFusion opens first (DataFusion issues 14755 / 17517), with the
-//! partition columns `date` and `hour` declared as text (the collector writes `hour=7`, not `07`).
+//! partition columns `date` declared as text and `hour` as an integer (the collector writes
+//! `hour=7`, not `07`).
 //! Time, service and trace filters are pushed into the scan so whole partitions are pruned and
 //! only the columns the selected rules need are read: content columns stay on disk unless a rule
 //! asks for them.
+//!
+//! [`rows`] turns the scanned batches into `SpanRow`s: loading ends there, the model starts from
+//! the rows.
+
+pub mod rows;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,13 +26,13 @@ use futures::StreamExt;
 use schemas::schema::col as c;
 
 use crate::error::LoadError;
-use crate::model::from_batch::RowReader;
 use crate::model::span::{SpanRow, TraceId};
 use crate::store::{Scanned, Snapshot};
+pub use rows::RowReader;
 
 /// Name of the table registered for SQL (`tripline query`).
 pub const TABLE: &str = "spans";
-/// Hive partition columns of the store, both read as text.
+/// Hive partition columns of the store (types: [`partition_type`]).
 pub const PARTITION_COLUMNS: [&str; 2] = ["date", "hour"];
 
 /// The type of a partition column as the analyzer's table declares it: `date` text
@@ -38,48 +44,9 @@ pub fn partition_type(name: &str) -> arrow::datatypes::DataType {
     }
 }
 
-/// Columns every rule can rely on. Content columns are NOT in here.
-pub const BASE_COLUMNS: &[&str] = &[
-    c::TRACE_ID,
-    c::SPAN_ID,
-    c::PARENT_SPAN_ID,
-    c::NAME,
-    c::KIND,
-    c::START_TIME_UNIX_NANO,
-    c::END_TIME_UNIX_NANO,
-    c::STATUS_CODE,
-    c::STATUS_MESSAGE,
-    c::SERVICE_NAME,
-    c::SCOPE_NAME,
-    c::GEN_AI_OPERATION_NAME,
-    c::GEN_AI_PROVIDER_NAME,
-    c::GEN_AI_REQUEST_MODEL,
-    c::GEN_AI_CONVERSATION_ID,
-    c::GEN_AI_AGENT_NAME,
-    c::GEN_AI_AGENT_ID,
-    c::GEN_AI_TOOL_NAME,
-    c::GEN_AI_TOOL_CALL_ID,
-    c::GEN_AI_PROMPT_NAME,
-    c::MCP_METHOD_NAME,
-    c::MCP_SESSION_ID,
-    c::MCP_RESOURCE_URI,
-    c::JSONRPC_REQUEST_ID,
-    c::RPC_RESPONSE_STATUS_CODE,
-    c::ERROR_TYPE,
-    c::SKILL_NAME,
-    c::GUARDRAIL_NAME,
-    c::GUARDRAIL_DECISION,
-    c::RESULT_HAS_STRUCTURED_CONTENT,
-    c::RESULT_IS_ERROR,
-    c::RESULT_CONTENT_TYPES,
-    c::RESULT_TYPE,
-    c::RESULT_TEXT_IS_JSON_OBJECT,
-    c::TOOL_CALL_ARGUMENTS_DIGEST,
-    c::TOOL_DEFINITIONS,
-    c::MCP_META_TRACEPARENT,
-    c::DIALECTS,
-    c::EVENTS,
-];
+/// Columns every rule can rely on (the column table's analyzer base set, see
+/// [`schemas::columns`]). Content columns are NOT in here.
+pub const BASE_COLUMNS: &[&str] = schemas::columns::ANALYZER_BASE;
 
 /// Which columns to read: the base set plus whatever the selected rules declared.
 #[derive(Clone, Debug, Default)]

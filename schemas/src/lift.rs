@@ -1,12 +1,14 @@
-//! The typed columns that are lifted (copied) out of attributes, and how a raw value is coerced
-//! into a column's type.
+//! The liftable columns as slots, and how a raw attribute value is coerced into a column's type.
 //!
-//! The dialect registry names target columns by name; [`SLOTS`] gives each liftable column a slot
-//! index and a kind so the converter fills a fixed-size array per span instead of a map.
+//! The dialect registry names target columns by name; [`SLOTS`] (every lifted column of the
+//! column table, [`crate::columns`], in column order) gives each a slot index and a kind, so the
+//! converter fills a fixed-size array per span instead of a map. This sits beside the dialects and
+//! the converter, not inside either: the dialect engine fills the slots, the converter builds
+//! their columns.
 
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
 
-use crate::schema::col;
+use crate::columns::{select_columns, ColumnDef, ColumnType};
 
 /// The Arrow shape of a lifted column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,58 +30,35 @@ pub struct Slot {
     pub kind: SlotKind,
 }
 
-const fn s(column: &'static str) -> Slot {
-    Slot {
-        column,
-        kind: SlotKind::Str,
-    }
-}
-const fn i(column: &'static str) -> Slot {
-    Slot {
-        column,
-        kind: SlotKind::Int,
+impl Slot {
+    /// The slot of a lifted column of a liftable type.
+    const fn of(c: &ColumnDef) -> Option<Slot> {
+        if c.lifted_from().is_none() {
+            return None;
+        }
+        let kind = match c.ty {
+            ColumnType::Utf8 => SlotKind::Str,
+            ColumnType::Int64 => SlotKind::Int,
+            ColumnType::Utf8List => SlotKind::StrList,
+            // Not liftable; `columns` tests that lifted columns never have another type.
+            _ => return None,
+        };
+        Some(Slot {
+            column: c.name,
+            kind,
+        })
     }
 }
 
-/// Every column a dialect mapping may target, in a fixed order.
-pub const SLOTS: &[Slot] = &[
-    s(col::GEN_AI_OPERATION_NAME),
-    s(col::GEN_AI_PROVIDER_NAME),
-    s(col::GEN_AI_REQUEST_MODEL),
-    s(col::GEN_AI_RESPONSE_MODEL),
-    s(col::GEN_AI_RESPONSE_ID),
+/// Every column a dialect mapping may target, in column order.
+pub const SLOTS: &[Slot] = select_columns!(
+    Slot,
     Slot {
-        column: col::GEN_AI_RESPONSE_FINISH_REASONS,
-        kind: SlotKind::StrList,
+        column: "",
+        kind: SlotKind::Str
     },
-    i(col::GEN_AI_USAGE_INPUT_TOKENS),
-    i(col::GEN_AI_USAGE_OUTPUT_TOKENS),
-    i(col::GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
-    i(col::GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS),
-    i(col::GEN_AI_USAGE_REASONING_OUTPUT_TOKENS),
-    s(col::GEN_AI_CONVERSATION_ID),
-    s(col::GEN_AI_AGENT_NAME),
-    s(col::GEN_AI_AGENT_ID),
-    s(col::GEN_AI_TOOL_NAME),
-    s(col::GEN_AI_TOOL_CALL_ID),
-    s(col::GEN_AI_TOOL_TYPE),
-    s(col::GEN_AI_TOOL_DESCRIPTION),
-    s(col::GEN_AI_PROMPT_NAME),
-    s(col::MCP_METHOD_NAME),
-    s(col::MCP_SESSION_ID),
-    s(col::MCP_PROTOCOL_VERSION),
-    s(col::MCP_RESOURCE_URI),
-    s(col::MCP_TRANSPORT),
-    s(col::JSONRPC_REQUEST_ID),
-    s(col::RPC_RESPONSE_STATUS_CODE),
-    s(col::NETWORK_TRANSPORT),
-    s(col::ERROR_TYPE),
-    s(col::SKILL_NAME),
-    s(col::SKILL_VERSION),
-    s(col::SKILL_INVOCATION_SOURCE),
-    s(col::GUARDRAIL_NAME),
-    s(col::GUARDRAIL_DECISION),
-];
+    |c| Slot::of(c)
+);
 
 /// Number of liftable columns.
 pub const N_SLOTS: usize = SLOTS.len();

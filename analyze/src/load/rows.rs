@@ -1,9 +1,16 @@
-//! Arrow `RecordBatch` (canonical schema, possibly projected) -> `SpanRow`s.
+//! Arrow `RecordBatch` (canonical schema, possibly projected) -> `SpanRow`s: the last step of
+//! loading.
 //!
 //! One code path for everything: the DataFusion scan of the store and the direct loader used by
 //! tests and fixtures (OTLP/JSON -> `schemas` convert -> batch) both end here. Columns absent from a
 //! projected batch simply leave the field empty; string columns are cast to `Utf8` first because
 //! DataFusion may hand them back as `Utf8View` / dictionaries.
+//!
+//! Which column fills which `SpanRow` field is one table per column shape below (column name and
+//! the setter, one line per column). A test checks those tables against the column table in
+//! `schemas` ([`schemas::columns::ANALYZER_COLUMNS`]): a column the analyzer is declared to read
+//! but no line here reads (or the reverse) fails it, and so does a line that reads nothing into
+//! the row.
 
 use std::collections::HashSet;
 
@@ -15,12 +22,13 @@ use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use schemas::schema::col;
+use schemas::tool_def::field;
 
-use super::span::{
+use crate::error::LoadError;
+use crate::model::span::{
     SpanContent, SpanId, SpanKind, SpanKindField, SpanRow, StatusCode, StatusField, Sym, ToolDef,
     TraceId,
 };
-use crate::error::LoadError;
 
 /// Converts batches into `SpanRow`s, sharing one [`Interner`] across every batch of a load so a
 /// value repeated on a million spans is allocated once.
@@ -51,11 +59,6 @@ impl RowReader {
     }
 }
 
-/// Converts every row of one batch (see [`RowReader::append`]).
-pub fn append_rows(batch: &RecordBatch, out: &mut Vec<SpanRow>) -> Result<usize, LoadError> {
-    RowReader::default().append(batch, out)
-}
-
 /// One `Arc<str>` per distinct string. Only for low-cardinality values (names, services, tools,
 /// methods, attribute keys, dialects, event names...): ids stay plain `String`s, interning them
 /// would only grow the set.
@@ -75,110 +78,163 @@ impl Interner {
     }
 }
 
+/// Reads a string value into the row (`&str` borrowed from the column, interner for the
+/// low-cardinality ones; ids stay plain `String`s).
+type StrSet = fn(&mut SpanRow, &str, &mut Interner);
+/// Reads an integer value into the row.
+type IntSet = fn(&mut SpanRow, i64);
+/// Reads a (nullable) boolean into the row.
+type BoolSet = fn(&mut SpanRow, Option<bool>);
+/// Reads a list of strings (interned) into the row.
+type ListSet = fn(&mut SpanRow, Vec<Sym>);
+/// Reads a content payload into the row's content.
+type ContentSet = fn(&mut SpanContent, Option<String>);
+
+/// `Utf8` columns: null values leave the field as it is.
+const STRING_READERS: &[(&str, StrSet)] = &[
+    (col::NAME, |r, v, i| r.name = i.get(v)),
+    (col::KIND, |r, v, _| {
+        r.kind = SpanKindField(SpanKind::parse(v).unwrap_or(SpanKind::Unspecified))
+    }),
+    (col::STATUS_CODE, |r, v, _| {
+        r.status = StatusField(StatusCode::parse(v).unwrap_or(StatusCode::Unset))
+    }),
+    (col::STATUS_MESSAGE, |r, v, i| {
+        r.status_message = (!v.is_empty()).then(|| i.get(v))
+    }),
+    (col::SERVICE_NAME, |r, v, i| r.service_name = Some(i.get(v))),
+    (col::SCOPE_NAME, |r, v, i| r.scope_name = Some(i.get(v))),
+    (col::GEN_AI_OPERATION_NAME, |r, v, i| {
+        r.operation_name = Some(i.get(v))
+    }),
+    (col::GEN_AI_PROVIDER_NAME, |r, v, i| {
+        r.provider_name = Some(i.get(v))
+    }),
+    (col::GEN_AI_REQUEST_MODEL, |r, v, i| {
+        r.request_model = Some(i.get(v))
+    }),
+    (col::GEN_AI_CONVERSATION_ID, |r, v, _| {
+        r.conversation_id = Some(v.to_string())
+    }),
+    (col::GEN_AI_AGENT_NAME, |r, v, i| {
+        r.agent_name = Some(i.get(v))
+    }),
+    (col::GEN_AI_AGENT_ID, |r, v, i| r.agent_id = Some(i.get(v))),
+    (col::GEN_AI_TOOL_NAME, |r, v, i| {
+        r.tool_name = Some(i.get(v))
+    }),
+    (col::GEN_AI_TOOL_CALL_ID, |r, v, _| {
+        r.tool_call_id = Some(v.to_string())
+    }),
+    (col::GEN_AI_PROMPT_NAME, |r, v, i| {
+        r.prompt_name = Some(i.get(v))
+    }),
+    (col::MCP_METHOD_NAME, |r, v, i| {
+        r.mcp_method = Some(i.get(v))
+    }),
+    (col::MCP_SESSION_ID, |r, v, _| {
+        r.mcp_session_id = Some(v.to_string())
+    }),
+    (col::MCP_RESOURCE_URI, |r, v, i| {
+        r.mcp_resource_uri = Some(i.get(v))
+    }),
+    (col::JSONRPC_REQUEST_ID, |r, v, _| {
+        r.jsonrpc_request_id = Some(v.to_string())
+    }),
+    (col::RPC_RESPONSE_STATUS_CODE, |r, v, i| {
+        r.rpc_response_status_code = Some(i.get(v))
+    }),
+    (col::ERROR_TYPE, |r, v, i| r.error_type = Some(i.get(v))),
+    (col::SKILL_NAME, |r, v, i| r.skill_name = Some(i.get(v))),
+    (col::GUARDRAIL_NAME, |r, v, i| {
+        r.guardrail_name = Some(i.get(v))
+    }),
+    (col::GUARDRAIL_DECISION, |r, v, i| {
+        r.guardrail_decision = Some(i.get(v))
+    }),
+    (col::RESULT_TYPE, |r, v, i| r.result_type = Some(i.get(v))),
+    (col::TOOL_CALL_ARGUMENTS_DIGEST, |r, v, _| {
+        r.arguments_digest = Some(v.to_string())
+    }),
+    (col::MCP_META_TRACEPARENT, |r, v, _| {
+        r.mcp_meta_traceparent = Some(v.to_string())
+    }),
+];
+
+/// `Int64` columns: null values leave the field as it is.
+const INT_READERS: &[(&str, IntSet)] = &[
+    (col::START_TIME_UNIX_NANO, |r, v| r.start_ns = v),
+    (col::END_TIME_UNIX_NANO, |r, v| r.end_ns = v),
+];
+
+/// `Boolean` columns.
+const BOOL_READERS: &[(&str, BoolSet)] = &[
+    (col::RESULT_HAS_STRUCTURED_CONTENT, |r, v| {
+        r.result_has_structured_content = v
+    }),
+    (col::RESULT_IS_ERROR, |r, v| r.result_is_error = v),
+    (col::RESULT_TEXT_IS_JSON_OBJECT, |r, v| {
+        r.result_text_is_json_object = v
+    }),
+];
+
+/// `List<Utf8>` columns (a null list reads as empty).
+const LIST_READERS: &[(&str, ListSet)] = &[
+    (col::RESULT_CONTENT_TYPES, |r, v| r.result_content_types = v),
+    (col::DIALECTS, |r, v| r.dialects = v),
+];
+
+/// Canonical content columns, read only when a rule asked for them.
+const CONTENT_READERS: &[(&str, ContentSet)] = &[
+    (col::GEN_AI_TOOL_CALL_ARGUMENTS, |c, v| {
+        c.tool_call_arguments = v
+    }),
+    (col::GEN_AI_TOOL_CALL_RESULT, |c, v| c.tool_call_result = v),
+    (col::GEN_AI_INPUT_MESSAGES, |c, v| c.input_messages = v),
+    (col::GEN_AI_OUTPUT_MESSAGES, |c, v| c.output_messages = v),
+    (col::GEN_AI_SYSTEM_INSTRUCTIONS, |c, v| {
+        c.system_instructions = v
+    }),
+];
+
+/// Columns read by code of their own shape (ids, nested lists, attribute maps), see
+/// [`Columns::new`].
+const OTHER_READ_COLUMNS: &[&str] = &[
+    col::TRACE_ID,
+    col::SPAN_ID,
+    col::PARENT_SPAN_ID,
+    col::TOOL_DEFINITIONS,
+    col::EVENTS,
+    col::ATTRIBUTES,
+    col::CONTENT_ATTRIBUTES,
+];
+
+/// Every column this reader reads, in table order.
+pub fn read_columns() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = STRING_READERS.iter().map(|(n, _)| *n).collect();
+    out.extend(INT_READERS.iter().map(|(n, _)| *n));
+    out.extend(BOOL_READERS.iter().map(|(n, _)| *n));
+    out.extend(LIST_READERS.iter().map(|(n, _)| *n));
+    out.extend(CONTENT_READERS.iter().map(|(n, _)| *n));
+    out.extend(OTHER_READ_COLUMNS);
+    out
+}
+
 /// Typed handles on the columns present in one batch.
 struct Columns {
     trace_id: BinaryArray,
     span_id: BinaryArray,
     parent: Option<BinaryArray>,
-    name: Option<StringArray>,
-    kind: Option<StringArray>,
-    start: Option<Int64Array>,
-    end: Option<Int64Array>,
-    status: Option<StringArray>,
-    status_message: Option<StringArray>,
-    strings: Vec<(StrField, StringArray)>,
-    bools: Vec<(BoolField, BooleanArray)>,
-    result_content_types: Option<StrList>,
+    strings: Vec<(StrSet, StringArray)>,
+    ints: Vec<(IntSet, Int64Array)>,
+    bools: Vec<(BoolSet, BooleanArray)>,
+    lists: Vec<(ListSet, StrList)>,
     tool_definitions: Option<StructList>,
-    dialects: Option<StrList>,
     events: Option<StructList>,
     attributes: Option<StrMap>,
-    content: Vec<(ContentField, StringArray)>,
+    content: Vec<(ContentSet, StringArray)>,
     content_attributes: Option<StrMap>,
 }
-
-#[derive(Clone, Copy)]
-enum StrField {
-    Service,
-    Scope,
-    Operation,
-    Provider,
-    RequestModel,
-    Conversation,
-    AgentName,
-    AgentId,
-    Tool,
-    ToolCallId,
-    Prompt,
-    Method,
-    Session,
-    ResourceUri,
-    RequestId,
-    RpcStatus,
-    ErrorType,
-    Skill,
-    GuardrailName,
-    GuardrailDecision,
-    ResultType,
-    ArgsDigest,
-    Traceparent,
-}
-
-const STRING_COLUMNS: &[(&str, StrField)] = &[
-    (col::SERVICE_NAME, StrField::Service),
-    (col::SCOPE_NAME, StrField::Scope),
-    (col::GEN_AI_OPERATION_NAME, StrField::Operation),
-    (col::GEN_AI_PROVIDER_NAME, StrField::Provider),
-    (col::GEN_AI_REQUEST_MODEL, StrField::RequestModel),
-    (col::GEN_AI_CONVERSATION_ID, StrField::Conversation),
-    (col::GEN_AI_AGENT_NAME, StrField::AgentName),
-    (col::GEN_AI_AGENT_ID, StrField::AgentId),
-    (col::GEN_AI_TOOL_NAME, StrField::Tool),
-    (col::GEN_AI_TOOL_CALL_ID, StrField::ToolCallId),
-    (col::GEN_AI_PROMPT_NAME, StrField::Prompt),
-    (col::MCP_METHOD_NAME, StrField::Method),
-    (col::MCP_SESSION_ID, StrField::Session),
-    (col::MCP_RESOURCE_URI, StrField::ResourceUri),
-    (col::JSONRPC_REQUEST_ID, StrField::RequestId),
-    (col::RPC_RESPONSE_STATUS_CODE, StrField::RpcStatus),
-    (col::ERROR_TYPE, StrField::ErrorType),
-    (col::SKILL_NAME, StrField::Skill),
-    (col::GUARDRAIL_NAME, StrField::GuardrailName),
-    (col::GUARDRAIL_DECISION, StrField::GuardrailDecision),
-    (col::RESULT_TYPE, StrField::ResultType),
-    (col::TOOL_CALL_ARGUMENTS_DIGEST, StrField::ArgsDigest),
-    (col::MCP_META_TRACEPARENT, StrField::Traceparent),
-];
-
-#[derive(Clone, Copy)]
-enum BoolField {
-    HasStructured,
-    IsError,
-    TextIsJsonObject,
-}
-
-const BOOL_COLUMNS: &[(&str, BoolField)] = &[
-    (col::RESULT_HAS_STRUCTURED_CONTENT, BoolField::HasStructured),
-    (col::RESULT_IS_ERROR, BoolField::IsError),
-    (col::RESULT_TEXT_IS_JSON_OBJECT, BoolField::TextIsJsonObject),
-];
-
-#[derive(Clone, Copy)]
-enum ContentField {
-    Arguments,
-    Result,
-    Input,
-    Output,
-    System,
-}
-
-const CONTENT_COLUMNS: &[(&str, ContentField)] = &[
-    (col::GEN_AI_TOOL_CALL_ARGUMENTS, ContentField::Arguments),
-    (col::GEN_AI_TOOL_CALL_RESULT, ContentField::Result),
-    (col::GEN_AI_INPUT_MESSAGES, ContentField::Input),
-    (col::GEN_AI_OUTPUT_MESSAGES, ContentField::Output),
-    (col::GEN_AI_SYSTEM_INSTRUCTIONS, ContentField::System),
-];
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
     batch.schema().index_of(name).ok().map(|i| batch.column(i))
@@ -340,19 +396,19 @@ impl StructList {
 
 fn tool_defs(a: &StructList, i: usize, interner: &mut Interner) -> Option<Vec<ToolDef>> {
     let range = a.range(i)?;
-    let mut sym = |field: &str, j: usize| a.str_ref(field, j).map(|v| interner.get(v));
+    let mut sym = |name: &str, j: usize| a.str_ref(name, j).map(|v| interner.get(v));
     Some(
         range
             .map(|j| ToolDef {
-                name: sym("name", j).unwrap_or_default(),
-                description: sym("description", j),
-                has_output_schema: a.bool("has_output_schema", j),
-                read_only_hint: a.bool("read_only_hint", j),
-                destructive_hint: a.bool("destructive_hint", j),
-                idempotent_hint: a.bool("idempotent_hint", j),
-                open_world_hint: a.bool("open_world_hint", j),
-                input_schema_digest: sym("input_schema_digest", j),
-                output_schema_digest: sym("output_schema_digest", j),
+                name: sym(field::NAME, j).unwrap_or_default(),
+                description: sym(field::DESCRIPTION, j),
+                has_output_schema: a.bool(field::HAS_OUTPUT_SCHEMA, j),
+                read_only_hint: a.bool(field::READ_ONLY_HINT, j),
+                destructive_hint: a.bool(field::DESTRUCTIVE_HINT, j),
+                idempotent_hint: a.bool(field::IDEMPOTENT_HINT, j),
+                open_world_hint: a.bool(field::OPEN_WORLD_HINT, j),
+                input_schema_digest: sym(field::INPUT_SCHEMA_DIGEST, j),
+                output_schema_digest: sym(field::OUTPUT_SCHEMA_DIGEST, j),
             })
             .collect(),
     )
@@ -415,49 +471,52 @@ impl StrMap {
 
 impl Columns {
     fn new(batch: &RecordBatch) -> Result<Self, LoadError> {
-        let trace_id = binary(batch, col::TRACE_ID)?.ok_or_else(|| LoadError::ColumnType {
-            column: col::TRACE_ID.into(),
+        let required = |name: &str| LoadError::ColumnType {
+            column: name.into(),
             found: "nothing".into(),
             expected: "Binary",
-        })?;
-        let span_id = binary(batch, col::SPAN_ID)?.ok_or_else(|| LoadError::ColumnType {
-            column: col::SPAN_ID.into(),
-            found: "nothing".into(),
-            expected: "Binary",
-        })?;
+        };
+        let trace_id = binary(batch, col::TRACE_ID)?.ok_or_else(|| required(col::TRACE_ID))?;
+        let span_id = binary(batch, col::SPAN_ID)?.ok_or_else(|| required(col::SPAN_ID))?;
         let mut string_cols = Vec::new();
-        for (name, field) in STRING_COLUMNS {
+        for (name, set) in STRING_READERS {
             if let Some(a) = strings(batch, name)? {
-                string_cols.push((*field, a));
+                string_cols.push((*set, a));
+            }
+        }
+        let mut int_cols = Vec::new();
+        for (name, set) in INT_READERS {
+            if let Some(a) = int64(batch, name)? {
+                int_cols.push((*set, a));
             }
         }
         let mut bool_cols = Vec::new();
-        for (name, field) in BOOL_COLUMNS {
+        for (name, set) in BOOL_READERS {
             if let Some(a) = boolean(batch, name)? {
-                bool_cols.push((*field, a));
+                bool_cols.push((*set, a));
+            }
+        }
+        let mut list_cols = Vec::new();
+        for (name, set) in LIST_READERS {
+            if let Some(a) = list(batch, name)?.and_then(StrList::new) {
+                list_cols.push((*set, a));
             }
         }
         let mut content = Vec::new();
-        for (name, field) in CONTENT_COLUMNS {
+        for (name, set) in CONTENT_READERS {
             if let Some(a) = strings(batch, name)? {
-                content.push((*field, a));
+                content.push((*set, a));
             }
         }
         Ok(Self {
             trace_id,
             span_id,
             parent: binary(batch, col::PARENT_SPAN_ID)?,
-            name: strings(batch, col::NAME)?,
-            kind: strings(batch, col::KIND)?,
-            start: int64(batch, col::START_TIME_UNIX_NANO)?,
-            end: int64(batch, col::END_TIME_UNIX_NANO)?,
-            status: strings(batch, col::STATUS_CODE)?,
-            status_message: strings(batch, col::STATUS_MESSAGE)?,
             strings: string_cols,
+            ints: int_cols,
             bools: bool_cols,
-            result_content_types: list(batch, col::RESULT_CONTENT_TYPES)?.and_then(StrList::new),
+            lists: list_cols,
             tool_definitions: list(batch, col::TOOL_DEFINITIONS)?.and_then(StructList::new),
-            dialects: list(batch, col::DIALECTS)?.and_then(StrList::new),
             events: list(batch, col::EVENTS)?.and_then(StructList::new),
             attributes: map(batch, col::ATTRIBUTES)?.and_then(StrMap::new),
             content,
@@ -477,89 +536,29 @@ impl Columns {
             trace_id,
             span_id,
             parent_span_id,
-            name: self
-                .name
-                .as_ref()
-                .filter(|a| !a.is_null(i))
-                .map(|a| interner.get(a.value(i)))
-                .unwrap_or_default(),
-            kind: SpanKindField(
-                self.kind
-                    .as_ref()
-                    .filter(|a| !a.is_null(i))
-                    .map_or(SpanKind::Unspecified, |a| SpanKind::parse(a.value(i))),
-            ),
-            start_ns: self
-                .start
-                .as_ref()
-                .filter(|a| !a.is_null(i))
-                .map_or(0, |a| a.value(i)),
-            end_ns: self
-                .end
-                .as_ref()
-                .filter(|a| !a.is_null(i))
-                .map_or(0, |a| a.value(i)),
-            status: StatusField(
-                self.status
-                    .as_ref()
-                    .filter(|a| !a.is_null(i))
-                    .map_or(StatusCode::Unset, |a| StatusCode::parse(a.value(i))),
-            ),
-            status_message: self
-                .status_message
-                .as_ref()
-                .filter(|a| !a.is_null(i) && !a.value(i).is_empty())
-                .map(|a| interner.get(a.value(i))),
+            // what a row without a (non-null) kind or status reads as
+            kind: SpanKindField(SpanKind::Unspecified),
+            status: StatusField(StatusCode::Unset),
             ..SpanRow::default()
         };
-        for (field, a) in &self.strings {
-            if a.is_null(i) {
-                continue;
-            }
-            let v = a.value(i);
-            let mut sym = || Some(interner.get(v));
-            match field {
-                StrField::Service => row.service_name = sym(),
-                StrField::Scope => row.scope_name = sym(),
-                StrField::Operation => row.operation_name = sym(),
-                StrField::Provider => row.provider_name = sym(),
-                StrField::RequestModel => row.request_model = sym(),
-                StrField::Conversation => row.conversation_id = Some(v.to_string()),
-                StrField::AgentName => row.agent_name = sym(),
-                StrField::AgentId => row.agent_id = sym(),
-                StrField::Tool => row.tool_name = sym(),
-                StrField::ToolCallId => row.tool_call_id = Some(v.to_string()),
-                StrField::Prompt => row.prompt_name = sym(),
-                StrField::Method => row.mcp_method = sym(),
-                StrField::Session => row.mcp_session_id = Some(v.to_string()),
-                StrField::ResourceUri => row.mcp_resource_uri = sym(),
-                StrField::RequestId => row.jsonrpc_request_id = Some(v.to_string()),
-                StrField::RpcStatus => row.rpc_response_status_code = sym(),
-                StrField::ErrorType => row.error_type = sym(),
-                StrField::Skill => row.skill_name = sym(),
-                StrField::GuardrailName => row.guardrail_name = sym(),
-                StrField::GuardrailDecision => row.guardrail_decision = sym(),
-                StrField::ResultType => row.result_type = sym(),
-                StrField::ArgsDigest => row.arguments_digest = Some(v.to_string()),
-                StrField::Traceparent => row.mcp_meta_traceparent = Some(v.to_string()),
+        for (set, a) in &self.strings {
+            if !a.is_null(i) {
+                set(&mut row, a.value(i), interner);
             }
         }
-        for (field, a) in &self.bools {
-            let v = (!a.is_null(i)).then(|| a.value(i));
-            match field {
-                BoolField::HasStructured => row.result_has_structured_content = v,
-                BoolField::IsError => row.result_is_error = v,
-                BoolField::TextIsJsonObject => row.result_text_is_json_object = v,
+        for (set, a) in &self.ints {
+            if !a.is_null(i) {
+                set(&mut row, a.value(i));
             }
         }
-        if let Some(a) = &self.result_content_types {
-            row.result_content_types = a.row(i, interner);
+        for (set, a) in &self.bools {
+            set(&mut row, (!a.is_null(i)).then(|| a.value(i)));
+        }
+        for (set, a) in &self.lists {
+            set(&mut row, a.row(i, interner));
         }
         if let Some(a) = &self.tool_definitions {
             row.tool_definitions = tool_defs(a, i, interner);
-        }
-        if let Some(a) = &self.dialects {
-            row.dialects = a.row(i, interner);
         }
         if let Some(a) = &self.events {
             row.event_names = event_names(a, i, interner);
@@ -569,15 +568,8 @@ impl Columns {
         }
         if !self.content.is_empty() || self.content_attributes.is_some() {
             let mut c = SpanContent::default();
-            for (field, a) in &self.content {
-                let v = opt_str(a, i);
-                match field {
-                    ContentField::Arguments => c.tool_call_arguments = v,
-                    ContentField::Result => c.tool_call_result = v,
-                    ContentField::Input => c.input_messages = v,
-                    ContentField::Output => c.output_messages = v,
-                    ContentField::System => c.system_instructions = v,
-                }
+            for (set, a) in &self.content {
+                set(&mut c, opt_str(a, i));
             }
             if let Some(a) = &self.content_attributes {
                 c.other = a.string_values(i);
@@ -585,5 +577,87 @@ impl Columns {
             row.content = Some(Box::new(c));
         }
         Some(row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schemas::columns::ANALYZER_COLUMNS;
+
+    #[test]
+    fn reads_exactly_the_columns_the_table_declares_analyzer_visible() {
+        let mut read = read_columns();
+        read.sort_unstable();
+        let n = read.len();
+        read.dedup();
+        assert_eq!(read.len(), n, "a column is read twice");
+        let mut declared = ANALYZER_COLUMNS.to_vec();
+        declared.sort_unstable();
+        assert_eq!(
+            read, declared,
+            "the row reader's tables and the column table's analyzer visibility disagree"
+        );
+    }
+
+    /// One row where every column holds a value: `schemas/tests/fixtures/every_column.json`, plus
+    /// the registry attribute of every lifted column it lacks (so a new lifted column needs no
+    /// fixture edit).
+    fn every_column_batch() -> RecordBatch {
+        let body = include_str!("../../../schemas/tests/fixtures/every_column.json");
+        let mut json: serde_json::Value = serde_json::from_str(body).expect("fixture is JSON");
+        let attrs = json
+            .pointer_mut("/resourceSpans/0/scopeSpans/0/spans/0/attributes")
+            .and_then(serde_json::Value::as_array_mut)
+            .expect("fixture span attributes");
+        for c in schemas::columns::COLUMNS {
+            let Some(attribute) = c.lifted_from() else {
+                continue;
+            };
+            if attrs.iter().any(|kv| kv["key"] == attribute.name) {
+                continue;
+            }
+            let value = match c.ty {
+                schemas::columns::ColumnType::Int64 => serde_json::json!({"intValue": "7"}),
+                _ => serde_json::json!({"stringValue": "v"}),
+            };
+            attrs.push(serde_json::json!({"key": attribute.name, "value": value}));
+        }
+        let req = schemas::decode_json(json.to_string().as_bytes()).expect("fixture decodes");
+        let ctx = schemas::IngestContext {
+            received_at_unix_nano: 0,
+            source: "test".into(),
+            redact_content: false,
+        };
+        let converted = schemas::convert_request(&req, &ctx);
+        assert_eq!(converted.accepted, 1);
+        converted.batch
+    }
+
+    fn rows_of(batch: &RecordBatch) -> Result<String, LoadError> {
+        let mut rows: Vec<SpanRow> = Vec::new();
+        RowReader::default().append(batch, &mut rows)?;
+        assert_eq!(rows.len(), 1);
+        Ok(format!("{rows:?}"))
+    }
+
+    #[test]
+    fn every_read_column_reaches_the_row() {
+        let full = every_column_batch();
+        let whole = rows_of(&full).expect("full row");
+        for name in read_columns() {
+            let schema = full.schema();
+            let without: Vec<usize> = (0..schema.fields().len())
+                .filter(|i| schema.field(*i).name() != name)
+                .collect();
+            let projected = full.project(&without).expect("projection");
+            match rows_of(&projected) {
+                Ok(row) => assert_ne!(
+                    row, whole,
+                    "{name} is in the reader's tables but reading it changes nothing in the row"
+                ),
+                Err(e) => assert!(name == col::TRACE_ID || name == col::SPAN_ID, "{name}: {e}"),
+            }
+        }
     }
 }
