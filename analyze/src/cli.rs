@@ -46,7 +46,13 @@ pub struct UiArgs {
     #[arg(long, short, global = true)]
     pub quiet: bool,
     /// Colour: auto (when a terminal and NO_COLOR is unset), always or never.
-    #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
     pub color: ColorChoice,
     /// Show long table cells whole, tables as wide as their content (default: cut with `…` to
     /// the terminal's width, COLUMNS, or 100 when not a terminal).
@@ -293,12 +299,21 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
     // The process ends right after: freeing millions of rows one by one would only add time.
     std::mem::forget(model);
     tell_scanned(ui, &scanned, args.format != Format::Json);
+    let (policy_path, data_path) = (
+        args.policy.as_ref().map(|p| p.display().to_string()),
+        data_dir.display().to_string(),
+    );
+    let artifact = match &policy_path {
+        Some(p) => render::SarifArtifact::Policy(p),
+        None => render::SarifArtifact::DataDir(&data_path),
+    };
     emit(&render::render_check(
         &report,
         Some(&scanned),
         args.format,
         &ui.style(),
         ui.quiet,
+        artifact,
     ))?;
     Ok(if report.count_at_or_above(args.fail_on) > 0 {
         ExitCode::from(1)

@@ -22,23 +22,24 @@ pub(super) fn render(report: &Report, style: &Style, coverage: bool) -> String {
             "rule",
             "severity",
             "count",
-            "example trace / span",
             "tool",
-            "message",
+            "finding (first of the rule)",
         ]);
         // Ids are never wrapped: they are what the user copies into `tripline trace`.
-        if let Some(c) = t.column_mut(3) {
-            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(34)));
+        if let Some(c) = t.column_mut(4) {
+            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(40)));
         }
         for (rule, findings) in by_rule(report) {
             let Some(f) = findings.first() else { continue };
             t.add_row(vec![
-                Cell::new(format!("{rule}\n{}", f.name)),
+                Cell::new(rule),
                 style.severity(f.severity),
                 Cell::new(findings.len()),
-                Cell::new(format!("{}\n{}", f.trace_id, f.span_id)),
                 Cell::new(style.cell(f.tool.as_deref().unwrap_or_default())),
-                Cell::new(style.cell(&f.message)),
+                Cell::new(format!(
+                    "{}: {}\ntrace {}\nspan  {}",
+                    f.name, f.message, f.trace_id, f.span_id
+                )),
             ]);
         }
         out.push_str(&format!("{} finding(s)\n{t}\n\n", report.findings.len()));
@@ -53,7 +54,7 @@ pub(super) fn render(report: &Report, style: &Style, coverage: bool) -> String {
             format!("{}\n{name}", cov.rule),
             cov.examined.to_string(),
             cov.not_observable.to_string(),
-            style.cell(&cov.reasons.join("\n")),
+            cov.reasons.join("\n"),
         ]);
     }
     out.push_str(&format!("coverage\n{c}\n"));

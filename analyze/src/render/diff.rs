@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use comfy_table::{ColumnConstraint, Width};
+
 use super::{Format, Style};
 use crate::rules::tl011_catalog_drift::{join, DiffReport};
 use crate::store::Scanned;
@@ -16,12 +18,16 @@ fn table(diff: &DiffReport, style: &Style) -> String {
         out.push_str("no catalog drift\n\n");
     } else {
         let mut t = table(&["rule", "change", "tool", "message", "evidence trace / span"]);
+        // Ids are never wrapped: they are what the user copies into `tripline trace`.
+        if let Some(c) = t.column_mut(4) {
+            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(34)));
+        }
         for (f, k) in findings.iter().zip(&diff.kinds) {
             t.add_row(vec![
                 format!("{}\n{}", f.rule, f.name),
                 k.as_str().to_string(),
                 f.tool.clone().unwrap_or_default(),
-                style.cell(&f.message),
+                f.message.clone(),
                 format!("{}\n{}", f.trace_id, f.span_id),
             ]);
         }

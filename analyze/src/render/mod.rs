@@ -25,7 +25,7 @@ pub use markdown::render_markdown;
 pub use query::{render_batches, RenderError};
 pub use reports::{render_report, ReportError};
 pub use rules::{explain_text, render_rule_list};
-pub use sarif::{render_sarif, render_sarif_with};
+pub use sarif::{render_sarif, render_sarif_with, SarifArtifact};
 pub use trace::render_trace;
 pub use verify::render_verify;
 
@@ -55,21 +55,23 @@ pub enum Format {
 impl Format {
     /// A clap value parser that accepts only `allowed`, so `--help` and the error for a wrong
     /// value list what this command can print.
-    pub fn parser(allowed: &'static [Format]) -> impl clap::builder::TypedValueParser<Value = Format> {
+    pub fn parser(
+        allowed: &'static [Format],
+    ) -> impl clap::builder::TypedValueParser<Value = Format> {
         use clap::builder::TypedValueParser as _;
         use clap::ValueEnum as _;
         let names: Vec<clap::builder::PossibleValue> = allowed
             .iter()
             .filter_map(|f| f.to_possible_value())
             .collect();
-        clap::builder::PossibleValuesParser::new(names).map(|s| {
-            Format::from_str(&s, true).unwrap_or(Format::Table)
-        })
+        clap::builder::PossibleValuesParser::new(names)
+            .map(|s| Format::from_str(&s, true).unwrap_or(Format::Table))
     }
 }
 
 /// Formats of `check`.
-pub const CHECK_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Sarif, Format::Markdown];
+pub const CHECK_FORMATS: &[Format] =
+    &[Format::Table, Format::Json, Format::Sarif, Format::Markdown];
 /// Formats of `report`, `diff` and `verify`.
 pub const DATA_FORMATS: &[Format] = &[Format::Table, Format::Json];
 /// Formats of `query`.
@@ -78,7 +80,8 @@ pub const QUERY_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Csv]
 /// Width of tables when stdout is not a terminal and `COLUMNS` is not set: stable output for
 /// files, pipes and tests.
 pub const DEFAULT_WIDTH: u16 = 100;
-/// Longest cell shown in a table (characters) unless `--wide`: longer ones end in `…`.
+/// Longest data cell shown in a table (characters) unless `--wide`: longer ones end in `…`.
+/// Finding messages and coverage reasons are never cut (they wrap): they are the report.
 pub const MAX_CELL_CHARS: usize = 200;
 
 /// How tables look: width, whether long cells are cut, colour.
@@ -164,17 +167,18 @@ impl Style {
 
 /// Renders a check `report` in `format`, with what the store scan read (`scanned`) in the
 /// document for JSON, SARIF and Markdown; the table view leaves it to the CLI's stderr summary.
-/// `quiet` leaves the coverage table out of the table view.
+/// `quiet` leaves the coverage table out of the table view; SARIF results point at `artifact`.
 pub fn render_check(
     report: &Report,
     scanned: Option<&Scanned>,
     format: Format,
     style: &Style,
     quiet: bool,
+    artifact: SarifArtifact,
 ) -> String {
     match format {
         Format::Json => render_json_with(report, scanned),
-        Format::Sarif => render_sarif_with(report, scanned),
+        Format::Sarif => render_sarif_with(report, scanned, artifact),
         Format::Markdown => {
             let mut out = render_markdown(report);
             if let Some(s) = scanned {
@@ -207,11 +211,4 @@ pub(crate) fn by_rule(report: &Report) -> Vec<(&'static str, Vec<&Finding>)> {
         .into_iter()
         .map(|r| (r, groups.remove(r).unwrap_or_default()))
         .collect()
-}
-
-/// Pretty JSON of a serialisable value plus the newline every document ends with.
-pub(crate) fn pretty(v: &serde_json::Value) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
-    s.push('\n');
-    s
 }

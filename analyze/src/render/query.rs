@@ -65,7 +65,13 @@ pub fn render_batches(
 fn column_names(batches: &[RecordBatch]) -> Vec<String> {
     batches
         .first()
-        .map(|b| b.schema().fields().iter().map(|f| f.name().clone()).collect())
+        .map(|b| {
+            b.schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -93,8 +99,7 @@ fn table(batches: &[RecordBatch], style: &Style) -> Result<String, RenderError> 
         out.push_str(&format!("{t}\n"));
     })?;
     out.push_str(&format!(
-        "{rows} row(s), {} columns shown one record at a time (--wide or --format json for one line per row)\n",
-        names.len()
+        "{rows} row(s), one table per record (--wide: a line per row)\n"
     ));
     Ok(out)
 }

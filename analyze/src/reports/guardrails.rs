@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::{skill_of, Report};
-use crate::model::Model;
 use crate::model::approvals::Approvals;
+use crate::model::Model;
 
 /// One row of `report guardrails`.
 #[derive(Clone, Debug, PartialEq, Serialize)]

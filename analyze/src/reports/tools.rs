@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::{ms, percentile, Report};
-use crate::model::{McpRole, Model, StatusCode};
 use crate::model::approvals::Approvals;
+use crate::model::{McpRole, Model, StatusCode};
 
 /// One row of `report tools`.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -34,11 +34,11 @@ mod tl015_semconv_violation;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+pub use finding::{Coverage, Finding, RuleOutcome};
 pub use input::{Catalog, RuleInput, RuleOptions};
 pub use tl011_catalog_drift::CatalogDrift;
 pub(crate) use tl014_runaway_tool_loop::{default_max_calls_per_tool, default_max_model_turns};
 pub use tl014_runaway_tool_loop::{DEFAULT_MAX_CALLS_PER_TOOL, DEFAULT_MAX_MODEL_TURNS};
-pub use finding::{Coverage, Finding, RuleOutcome};
 
 /// How bad a finding is. Ordered: `Info < Warning < Error < Critical`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use super::input::short_list;
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 
 pub struct UnstructuredToolResult;
 
@@ -104,7 +104,8 @@ impl Rule for UnstructuredToolResult {
 
 /// Whether the model call before `call` listed the tool with an output schema.
 fn model_declares_output_schema(input: &RuleInput, call: &crate::model::Call, tool: &str) -> bool {
-    input.model
+    input
+        .model
         .preceding_model_call(call)
         .and_then(|m| input.model.spans[m].tool_definitions.as_ref())
         .is_some_and(|defs| {

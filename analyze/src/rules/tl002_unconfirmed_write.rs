@@ -1,9 +1,9 @@
 //! TL002 unconfirmed-write: a tool whose effective policy is `requires_approval` executed without
 //! an approval before it.
 
-use crate::model::approvals::Approvals;
 use super::input::UnknownPolicies;
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use crate::model::approvals::Approvals;
 use crate::policy::{PolicyClass, PolicySource};
 
 pub struct UnconfirmedWrite;

@@ -1,7 +1,7 @@
 //! TL003 prohibited-tool-executed: a tool whose effective policy is `prohibited` executed.
 
 use super::input::UnknownPolicies;
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::policy::{PolicyClass, PolicySource};
 
 pub struct ProhibitedToolExecuted;

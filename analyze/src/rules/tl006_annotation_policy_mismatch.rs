@@ -2,7 +2,7 @@
 //! registry says another.
 
 use super::input::short_list;
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::policy::{annotation_class, PolicySource};
 
 pub struct AnnotationPolicyMismatch;

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use schemas::registry::{deprecated_alias, DeprecatedAlias};
 use schemas::schema::col;
 
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::SpanRow;
 
 pub struct DeprecatedAttribute;

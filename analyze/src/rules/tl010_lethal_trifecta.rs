@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Call, CallKind, Scope};
 
 pub struct LethalTrifecta;

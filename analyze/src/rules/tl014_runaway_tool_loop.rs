@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Model, TraceId};
 
 pub struct RunawayToolLoop;

@@ -19,7 +19,7 @@ type Keys<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
 
 use schemas::schema::col;
 
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{SpanRow, StatusCode};
 
 pub struct SemconvViolation;

@@ -9,7 +9,7 @@ mod similarity;
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Scope, ToolDef};
 
 pub struct AmbiguousDecisionScope;

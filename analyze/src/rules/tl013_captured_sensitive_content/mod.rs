@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use schemas::convert::REDACTED;
 use schemas::schema::col;
 
-use super::{RuleInput, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::SpanRow;
 use patterns::Kind;
 
