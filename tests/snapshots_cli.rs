@@ -101,6 +101,7 @@ cases! {
     check_unknown_rule => ["check", "--data-dir", "store", "--rule", "TL999"],
     check_empty_store => ["check", "--data-dir", "empty"],
     check_missing_store => ["check", "--data-dir", "no-such-dir"],
+    check_missing_policy => ["check", "--data-dir", "store", "--policy", "no-such-policy.toml"],
     rules => ["rules"],
     explain_tl004 => ["explain", "TL004"],
     explain_tl011 => ["explain", "TL011"],
@@ -197,4 +198,17 @@ fn color_always_colours_severities_and_never_does_not() {
     always.arg("--color").arg("always");
     let always = always.output().unwrap();
     assert!(String::from_utf8_lossy(&always.stdout).contains("\u{1b}["));
+}
+
+/// An OS error is named once, even when the message already quotes its cause (the error chain
+/// is printed without repeating a cause the message contains).
+#[test]
+fn os_errors_are_printed_once() {
+    let out = run(&["check", "--data-dir", "store", "--policy", "no-such-policy.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
