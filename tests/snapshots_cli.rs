@@ -132,6 +132,7 @@ cases! {
     diff_same_run => ["diff", "base", "base"],
     diff_files_instead_of_stores => ["diff", "recording.json", "recording.json"],
     diff_missing_dir => ["diff", "base", "no-such-dir"],
+    diff_empty_store => ["diff", "base", "empty"],
     verify_table => ["verify", "--data-dir", "store"],
     verify_json => ["verify", "--data-dir", "store", "--format", "json"],
     verify_missing_store => ["verify", "--data-dir", "no-such-dir"],
@@ -211,4 +212,8 @@ fn os_errors_are_printed_once() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // `diff` wraps the load error of a side; its text is said once.
+    let out = run(&["diff", "base", "empty"]).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.matches("no spans/ directory").count(), 1, "{stderr}");
 }
