@@ -205,9 +205,15 @@ fn color_always_colours_severities_and_never_does_not() {
 /// is printed without repeating a cause the message contains).
 #[test]
 fn os_errors_are_printed_once() {
-    let out = run(&["check", "--data-dir", "store", "--policy", "no-such-policy.toml"])
-        .output()
-        .unwrap();
+    let out = run(&[
+        "check",
+        "--data-dir",
+        "store",
+        "--policy",
+        "no-such-policy.toml",
+    ])
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
