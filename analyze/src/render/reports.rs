@@ -1,6 +1,6 @@
 //! `tripline report KIND`: each report's table, or its JSON (rows and notes, plus `scanned`).
 
-use comfy_table::Table;
+use comfy_table::{ColumnConstraint, Table, Width};
 use serde::Serialize;
 
 use super::{Format, Style};
@@ -111,14 +111,17 @@ fn tools(r: &Report<ToolRow>, style: &Style) -> String {
         "tool",
         "server",
         "calls",
-        "tool errors",
-        "protocol errors",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
+        "errors tool / protocol",
+        "ms p50 / p95 / p99",
         "structured",
         "approvals asked / granted",
     ]);
+    // Tool names are never split: they are what the user looks for (and greps).
+    let longest = r.rows.iter().map(|row| row.tool.chars().count()).max();
+    if let (Some(c), Some(n)) = (t.column_mut(0), longest) {
+        let n = u16::try_from(n.min(40)).unwrap_or(40);
+        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(n)));
+    }
     for row in &r.rows {
         let structured = if row.results_observed == 0 {
             "not observable".to_string()
@@ -134,11 +137,13 @@ fn tools(r: &Report<ToolRow>, style: &Style) -> String {
             row.tool.clone(),
             row.server.clone().unwrap_or_else(|| "-".into()),
             row.calls.to_string(),
-            row.tool_errors.to_string(),
-            row.protocol_errors.to_string(),
-            opt_ms(row.p50_ms),
-            opt_ms(row.p95_ms),
-            opt_ms(row.p99_ms),
+            format!("{} / {}", row.tool_errors, row.protocol_errors),
+            format!(
+                "{} / {} / {}",
+                opt_ms(row.p50_ms),
+                opt_ms(row.p95_ms),
+                opt_ms(row.p99_ms)
+            ),
             structured,
             format!("{} / {}", row.approvals_asked, row.approvals_granted),
         ]);
