@@ -204,7 +204,10 @@ pub async fn query(data_dir: &Path, sql: &str, limits: QueryLimits) -> Result<Va
     let started = Instant::now();
     let mut snapshot = Snapshot::take(data_dir).map_err(store_error)?;
     snapshot.require_data().map_err(store_error)?;
-    let run = run_limited(&snapshot, sql, limits);
+    // Enforced inside the plan (see `crate::deadline`); the outer timeout covers planning and
+    // the listing of files, which run outside it.
+    let deadline = started + limits.timeout;
+    let run = run_limited(&snapshot, sql, limits, deadline);
     let (columns, batches) = match tokio::time::timeout(limits.timeout, run).await {
         Err(_) => return Err(timeout("the query", limits.timeout)),
         Ok(Err(QueryFailure::Read(e))) if snapshot.skip_undecodable() > 0 => {
@@ -213,7 +216,7 @@ pub async fn query(data_dir: &Path, sql: &str, limits: QueryLimits) -> Result<Va
             tracing::warn!(error = %e, "a part file could not be decoded; retrying without it");
             snapshot.require_data().map_err(store_error)?;
             let left = limits.timeout.saturating_sub(started.elapsed());
-            match tokio::time::timeout(left, run_limited(&snapshot, sql, limits)).await {
+            match tokio::time::timeout(left, run_limited(&snapshot, sql, limits, deadline)).await {
                 Err(_) => return Err(timeout("the query", limits.timeout)),
                 Ok(r) => r.map_err(QueryFailure::into_tool_error)?,
             }
@@ -294,11 +297,13 @@ impl QueryFailure {
 }
 
 /// Plans `sql` over the snapshot in a memory-bounded session, checks the plan is read-only, and
-/// collects at most `limits.rows + 1` rows (one more, to know whether there were more).
+/// collects at most `limits.rows + 1` rows (one more, to know whether there were more), failing
+/// once `deadline` has passed.
 async fn run_limited(
     snapshot: &Snapshot,
     sql: &str,
     limits: QueryLimits,
+    deadline: Instant,
 ) -> Result<(Vec<Value>, Vec<arrow::record_batch::RecordBatch>), QueryFailure> {
     use datafusion::error::DataFusionError as E;
     let sql_error = |e: E| {
@@ -342,8 +347,15 @@ async fn run_limited(
     let df = df
         .limit(0, Some(limits.rows.saturating_add(1)))
         .map_err(sql_error)?;
-    match df.collect().await {
+    let physical = df.create_physical_plan().await.map_err(sql_error)?;
+    let physical = crate::deadline::with_deadline(physical, deadline)
+        .map_err(|e| QueryFailure::Other(ToolError::Internal(e.to_string())))?;
+    match datafusion::physical_plan::collect(physical, ctx.task_ctx()).await {
         Ok(batches) => Ok((columns, batches)),
+        Err(_) if Instant::now() >= deadline => Err(QueryFailure::Other(timeout(
+            "the query",
+            limits.timeout,
+        ))),
         Err(e) => {
             let damaged = matches!(
                 e.find_root(),

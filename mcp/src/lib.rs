@@ -6,12 +6,13 @@
 //! bearer token by default); [`server`] is the rmcp handler, one span per request
 //! ([`telemetry`]); [`tools`] is the registry of tools with their schemas ([`schema`]) and the
 //! argument parsing; [`engine`] holds every call into the analyzer, so the analyzer's internals
-//! can move without touching the rest; [`sql_guard`] keeps `query` read-only; [`validate`]
+//! can move without touching the rest; [`sql_guard`] keeps `query` read-only and [`deadline`] within its time limit; [`validate`]
 //! checks each result against its tool's output schema; [`policy_path`] keeps caller-given
 //! policy paths inside the allowed roots. Every failure of a call is a [`error::ToolError`],
 //! answered as an `isError` result.
 
 pub mod cli;
+pub mod deadline;
 pub mod engine;
 pub mod error;
 pub mod http;
