@@ -63,7 +63,10 @@ fn settings(data_dir: &Path, args: &McpArgs) -> anyhow::Result<Settings> {
         .iter()
         .map(|r| {
             r.canonicalize().with_context(|| {
-                format!("--policy-root {}: not a directory that can be read", r.display())
+                format!(
+                    "--policy-root {}: not a directory that can be read",
+                    r.display()
+                )
             })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -128,7 +131,10 @@ async fn serve_stdio(settings: Settings, telemetry: Option<Arc<Telemetry>>) -> a
         .serve(rmcp::transport::stdio())
         .await
         .context("the MCP handshake on stdio failed")?;
-    running.waiting().await.context("the MCP session on stdio failed")?;
+    running
+        .waiting()
+        .await
+        .context("the MCP session on stdio failed")?;
     Ok(())
 }
 
@@ -143,7 +149,9 @@ async fn serve_http(
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}; is another process using it?"))?;
-    let bound = listener.local_addr().context("cannot read the bound address")?;
+    let bound = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
     let shutdown = CancellationToken::new();
     tokio::spawn({
         let shutdown = shutdown.clone();

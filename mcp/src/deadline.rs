@@ -33,7 +33,7 @@ pub fn with_deadline(
 ) -> Result<Arc<dyn ExecutionPlan>> {
     plan.transform_up(|node| {
         Ok(Transformed::yes(
-            Arc::new(DeadlineExec::new(node, deadline)) as Arc<dyn ExecutionPlan>
+            Arc::new(DeadlineExec::new(node, deadline)) as Arc<dyn ExecutionPlan>,
         ))
     })
     .map(|t| t.data)

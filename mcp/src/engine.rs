@@ -223,9 +223,8 @@ pub async fn query(data_dir: &Path, sql: &str, limits: QueryLimits) -> Result<Va
         }
         Ok(r) => r.map_err(QueryFailure::into_tool_error)?,
     };
-    let rows_text =
-        analyze::query::render_batches(&batches, analyze::cli::QueryFormat::Json)
-            .map_err(|e| ToolError::Query(e.to_string()))?;
+    let rows_text = analyze::query::render_batches(&batches, analyze::cli::QueryFormat::Json)
+        .map_err(|e| ToolError::Query(e.to_string()))?;
     let mut rows: Vec<Value> = match parse_document(&rows_text, "query")? {
         Value::Array(rows) => rows,
         other => {
@@ -352,10 +351,9 @@ async fn run_limited(
         .map_err(|e| QueryFailure::Other(ToolError::Internal(e.to_string())))?;
     match datafusion::physical_plan::collect(physical, ctx.task_ctx()).await {
         Ok(batches) => Ok((columns, batches)),
-        Err(_) if Instant::now() >= deadline => Err(QueryFailure::Other(timeout(
-            "the query",
-            limits.timeout,
-        ))),
+        Err(_) if Instant::now() >= deadline => {
+            Err(QueryFailure::Other(timeout("the query", limits.timeout)))
+        }
         Err(e) => {
             let damaged = matches!(
                 e.find_root(),
@@ -514,7 +512,10 @@ impl<'a> Tree<'a> {
             .collect();
         let mut codes: HashMap<(TraceId, analyze::model::SpanId), Vec<&str>> = HashMap::new();
         for f in &findings {
-            codes.entry((f.trace_id, f.span_id)).or_default().push(f.rule);
+            codes
+                .entry((f.trace_id, f.span_id))
+                .or_default()
+                .push(f.rule);
         }
         let members: Vec<usize> = component
             .iter()
@@ -598,8 +599,10 @@ impl Walk<'_> {
         node.insert("status".into(), json!(s.status().as_str()));
         node.insert(
             "start_time".into(),
-            json!(chrono::DateTime::<chrono::Utc>::from_timestamp_nanos(s.start_ns)
-                .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)),
+            json!(
+                chrono::DateTime::<chrono::Utc>::from_timestamp_nanos(s.start_ns)
+                    .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
+            ),
         );
         node.insert(
             "duration_ms".into(),
@@ -609,7 +612,11 @@ impl Walk<'_> {
         node.insert("attributes".into(), Value::Object(attributes(s)));
         node.insert(
             "findings".into(),
-            json!(self.codes.get(&(s.trace_id, s.span_id)).cloned().unwrap_or_default()),
+            json!(self
+                .codes
+                .get(&(s.trace_id, s.span_id))
+                .cloned()
+                .unwrap_or_default()),
         );
         node.insert("children".into(), Value::Array(children));
         if omitted > 0 {

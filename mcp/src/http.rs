@@ -73,12 +73,9 @@ pub async fn serve(
             Arc::new(LocalSessionManager::default()),
             config,
         );
-    let router = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(token),
-            require_token,
-        ));
+    let router = axum::Router::new().nest_service("/mcp", service).layer(
+        axum::middleware::from_fn_with_state(Arc::new(token), require_token),
+    );
     axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await

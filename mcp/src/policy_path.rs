@@ -24,9 +24,7 @@ pub fn vet(roots: &[PathBuf], requested: &str) -> Result<PathBuf, ToolError> {
     if requested.trim().is_empty() {
         return Err(refuse());
     }
-    let resolved = Path::new(requested)
-        .canonicalize()
-        .map_err(|_| refuse())?;
+    let resolved = Path::new(requested).canonicalize().map_err(|_| refuse())?;
     if !resolved.is_file() || !roots.iter().any(|root| resolved.starts_with(root)) {
         return Err(refuse());
     }

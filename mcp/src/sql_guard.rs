@@ -122,10 +122,10 @@ mod tests {
         assert!(refused("DROP TABLE spans").starts_with("DROP"));
         assert!(refused("CREATE TABLE t AS SELECT * FROM spans").starts_with("CREATE TABLE"));
         assert!(refused("CREATE VIEW v AS SELECT 1").starts_with("CREATE VIEW"));
-        assert!(refused(
-            "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '/etc/'"
-        )
-        .starts_with("CREATE EXTERNAL TABLE"));
+        assert!(
+            refused("CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '/etc/'")
+                .starts_with("CREATE EXTERNAL TABLE")
+        );
         assert!(refused("COPY spans TO '/tmp/x.parquet'").starts_with("COPY"));
         assert!(refused("COPY (SELECT 1) TO '/tmp/x.csv'").starts_with("COPY"));
         assert!(refused("SET datafusion.execution.batch_size = 1").starts_with("SET"));
@@ -150,5 +150,4 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
-
 }

@@ -340,10 +340,7 @@ pub fn check_summary(doc: &Value) -> String {
         .filter(|c| c["examined"].as_u64() == Some(0))
         .filter_map(|c| c["rule"].as_str())
         .collect();
-    out.push_str(&format!(
-        "; {} rule(s) ran",
-        count(doc, "coverage")
-    ));
+    out.push_str(&format!("; {} rule(s) ran", count(doc, "coverage")));
     if !blind.is_empty() {
         out.push_str(&format!(
             ", {} saw nothing to judge ({})",
@@ -428,11 +425,5 @@ pub fn report_summary(doc: &Value) -> String {
 
 /// Names of every tool (for the server's instructions).
 pub fn names() -> Arc<str> {
-    Arc::from(
-        TOOLS
-            .iter()
-            .map(|t| t.name)
-            .collect::<Vec<_>>()
-            .join(", "),
-    )
+    Arc::from(TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", "))
 }

@@ -145,10 +145,7 @@ impl Validator<'_> {
                 None => match schema.get("additionalProperties") {
                     None | Some(Value::Bool(true)) => {}
                     Some(Value::Bool(false)) => {
-                        return Err(format!(
-                            "{}: property {name:?} is not allowed",
-                            pointer(at)
-                        ))
+                        return Err(format!("{}: property {name:?} is not allowed", pointer(at)))
                     }
                     Some(s) => self.check(s, v, &child, depth + 1)?,
                 },

@@ -78,10 +78,30 @@ fn every_tool_is_read_only_with_object_schemas() {
     assert_eq!(names, ["check", "query", "trace", "report", "explain"]);
     for spec in TOOLS {
         let tool = serde_json::to_value(tools::definition(spec).unwrap()).unwrap();
-        assert_eq!(tool["annotations"]["readOnlyHint"], json!(true), "{}", spec.name);
-        assert_eq!(tool["annotations"]["openWorldHint"], json!(false), "{}", spec.name);
-        assert_eq!(tool["outputSchema"]["type"], json!("object"), "{}", spec.name);
-        assert_eq!(tool["inputSchema"]["type"], json!("object"), "{}", spec.name);
+        assert_eq!(
+            tool["annotations"]["readOnlyHint"],
+            json!(true),
+            "{}",
+            spec.name
+        );
+        assert_eq!(
+            tool["annotations"]["openWorldHint"],
+            json!(false),
+            "{}",
+            spec.name
+        );
+        assert_eq!(
+            tool["outputSchema"]["type"],
+            json!("object"),
+            "{}",
+            spec.name
+        );
+        assert_eq!(
+            tool["inputSchema"]["type"],
+            json!("object"),
+            "{}",
+            spec.name
+        );
         assert_eq!(
             tool["inputSchema"]["additionalProperties"],
             json!(false),
@@ -157,26 +177,104 @@ fn bad_input_is_a_tool_error_naming_the_problem() {
     let s = settings(store.path());
     runtime().block_on(async {
         let cases = [
-            ("query", json!({"sql": "SELEC 1"}), "query", "cannot parse the SQL"),
-            ("query", json!({"sql": "SELECT nope FROM spans"}), "query", "DESCRIBE spans"),
-            ("query", json!({"sql": "DELETE FROM spans"}), "not_read_only", "read-only"),
-            ("query", json!({"sql": "SELECT * INTO t FROM spans"}), "not_read_only", "read-only"),
-            ("query", json!({"sql": "SELECT 1", "limit": 0}), "bad_argument", "between 1 and 10000"),
-            ("query", json!({"limit": 5}), "bad_argument", "missing field `sql`"),
-            ("check", json!({"rules": ["TL999"]}), "not_found", "unknown rule \"TL999\""),
-            ("check", json!({"max_model_turns": 0}), "bad_argument", "at least 1"),
-            ("check", json!({"until": "soon"}), "bad_argument", "invalid time"),
-            ("check", json!({"service": "nobody"}), "store", "no span matches"),
-            ("check", json!({"policy": "../../etc/passwd"}), "bad_argument", "policy roots"),
-            ("explain", json!({"code": "TL000"}), "not_found", "known rules"),
-            ("trace", json!({"trace_id": "ab"}), "bad_argument", "32 hex digits"),
-            ("trace", json!({"trace_id": "0123456789abcdef0123456789abcdef"}), "not_found", "not in the store (it holds 278 span(s))"),
-            ("report", json!({"kind": "costs"}), "bad_argument", "unknown report kind"),
+            (
+                "query",
+                json!({"sql": "SELEC 1"}),
+                "query",
+                "cannot parse the SQL",
+            ),
+            (
+                "query",
+                json!({"sql": "SELECT nope FROM spans"}),
+                "query",
+                "DESCRIBE spans",
+            ),
+            (
+                "query",
+                json!({"sql": "DELETE FROM spans"}),
+                "not_read_only",
+                "read-only",
+            ),
+            (
+                "query",
+                json!({"sql": "SELECT * INTO t FROM spans"}),
+                "not_read_only",
+                "read-only",
+            ),
+            (
+                "query",
+                json!({"sql": "SELECT 1", "limit": 0}),
+                "bad_argument",
+                "between 1 and 10000",
+            ),
+            (
+                "query",
+                json!({"limit": 5}),
+                "bad_argument",
+                "missing field `sql`",
+            ),
+            (
+                "check",
+                json!({"rules": ["TL999"]}),
+                "not_found",
+                "unknown rule \"TL999\"",
+            ),
+            (
+                "check",
+                json!({"max_model_turns": 0}),
+                "bad_argument",
+                "at least 1",
+            ),
+            (
+                "check",
+                json!({"until": "soon"}),
+                "bad_argument",
+                "invalid time",
+            ),
+            (
+                "check",
+                json!({"service": "nobody"}),
+                "store",
+                "no span matches",
+            ),
+            (
+                "check",
+                json!({"policy": "../../etc/passwd"}),
+                "bad_argument",
+                "policy roots",
+            ),
+            (
+                "explain",
+                json!({"code": "TL000"}),
+                "not_found",
+                "known rules",
+            ),
+            (
+                "trace",
+                json!({"trace_id": "ab"}),
+                "bad_argument",
+                "32 hex digits",
+            ),
+            (
+                "trace",
+                json!({"trace_id": "0123456789abcdef0123456789abcdef"}),
+                "not_found",
+                "not in the store (it holds 278 span(s))",
+            ),
+            (
+                "report",
+                json!({"kind": "costs"}),
+                "bad_argument",
+                "unknown report kind",
+            ),
         ];
         for (tool, a, kind, phrase) in cases {
             let (k, message) = kind_of(call(&s, tool, a.clone()).await);
             assert_eq!(k, kind, "{tool}({a}): {message}");
-            assert!(message.contains(phrase), "{tool}({a}): {message:?} lacks {phrase:?}");
+            assert!(
+                message.contains(phrase),
+                "{tool}({a}): {message:?} lacks {phrase:?}"
+            );
         }
     });
 }
@@ -188,7 +286,10 @@ fn a_missing_store_is_an_error_for_every_store_tool() {
         for (tool, a) in [
             ("check", json!({})),
             ("query", json!({"sql": "SELECT 1"})),
-            ("trace", json!({"trace_id": "0123456789abcdef0123456789abcdef"})),
+            (
+                "trace",
+                json!({"trace_id": "0123456789abcdef0123456789abcdef"}),
+            ),
             ("report", json!({"kind": "tools"})),
         ] {
             let (k, message) = kind_of(call(&s, tool, a).await);
