@@ -436,7 +436,8 @@ def test_own_spans_pass_check_with_no_finding(tripline_bin, sample_store, start_
         collector.data_dir,
         "SELECT name, kind, status_code, service_name, mcp_method_name, gen_ai_tool_name, gen_ai_operation_name,"
         " error_type, attributes['network.transport'].str AS transport, lower(hex(trace_id)) AS trace_id,"
-        " lower(hex(span_id)) AS span_id, lower(hex(parent_span_id)) AS parent FROM spans",
+        " lower(hex(span_id)) AS span_id, lower(hex(parent_span_id)) AS parent, mcp_session_id,"
+        " attributes['mcp.protocol.version'].str AS protocol FROM spans",
     )
     ours = [s for s in spans if s["service_name"] == "tripline-mcp"]
     host_spans = {s["span_id"]: s for s in spans if s["service_name"] == "mcp-test-agent"}
@@ -451,6 +452,8 @@ def test_own_spans_pass_check_with_no_finding(tripline_bin, sample_store, start_
     errors = [s for s in served if s["status_code"] == "ERROR"]
     assert len(errors) == 4 and all(s["error_type"] == "tool_error" for s in errors)
     assert {s["transport"] for s in served} == {"pipe", "tcp"}
+    assert all(s["protocol"] for s in served)
+    assert all(bool(s["mcp_session_id"]) == (s["transport"] == "tcp") for s in served)
     assert sum(1 for s in ours if s["mcp_method_name"] == "tools/list") >= 2
 
     report = cli_json(tripline_bin, "check", "--data-dir", str(collector.data_dir), "--format", "json")
