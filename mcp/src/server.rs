@@ -159,16 +159,13 @@ impl ServerHandler for TriplineServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut span = self.span(
+        let _span = self.span(
             "tools/list",
             None,
             &context,
             request.as_ref().and_then(|r| r.meta.as_ref()),
         );
-        serde_json::from_value(serde_json::json!({ "tools": self.tools.as_ref() })).map_err(|e| {
-            span.rpc_error(-32603, "cannot list the tools");
-            ErrorData::internal_error(format!("cannot list the tools: {e}"), None)
-        })
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

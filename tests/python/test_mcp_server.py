@@ -10,7 +10,8 @@ is there) on a store of the shared recordings:
   prints on the same store, `report` what `tripline report KIND --format json` prints;
 - bad input comes back as `isError: true` with a message saying what to do: bad SQL, writes and
   DDL, an unknown rule, an unknown or malformed trace id, a policy path outside the roots;
-- HTTP: 401 without the token or with a wrong one, a non-loopback address refused;
+- HTTP: 401 without the token or with a wrong one, a non-loopback address refused, a browser
+  Origin refused; the handshake protocol (initialize, sessions) and the stateless 2026-07-28 one;
 - the server's own spans, exported to a tripline collector, pass `tripline check` with no finding.
 """
 
@@ -31,7 +32,7 @@ import anyio
 import httpx2
 import jsonschema
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -166,7 +167,7 @@ async def http_session(url: str, token: str | None = None) -> AsyncIterator[Clie
 # -- what every transport must do --------------------------------------------------------------
 
 
-async def list_schemas(session: ClientSession) -> dict[str, dict[str, Any]]:
+async def list_schemas(session: ClientSession | Client) -> dict[str, dict[str, Any]]:
     """tools/list: every tool read-only with an object output schema; name -> outputSchema."""
     listed = await session.list_tools()
     tools = {t.name: t for t in listed.tools}
@@ -184,7 +185,7 @@ async def list_schemas(session: ClientSession) -> dict[str, dict[str, Any]]:
     return schemas
 
 
-async def call_ok(session: ClientSession, schemas: dict[str, Any], name: str, args: dict[str, Any]) -> dict[str, Any]:
+async def call_ok(session: ClientSession | Client, schemas: dict[str, Any], name: str, args: dict[str, Any]) -> dict[str, Any]:
     result = await session.call_tool(name, args)
     text = " ".join(getattr(c, "text", "") for c in result.content)
     assert not result.is_error, f"{name}({args}) failed: {text}"
@@ -194,7 +195,7 @@ async def call_ok(session: ClientSession, schemas: dict[str, Any], name: str, ar
     return content
 
 
-async def call_error(session: ClientSession, name: str, args: dict[str, Any], *expected: str) -> str:
+async def call_error(session: ClientSession | Client, name: str, args: dict[str, Any], *expected: str) -> str:
     result = await session.call_tool(name, args)
     text = " ".join(getattr(c, "text", "") for c in result.content)
     assert result.is_error is True, f"{name}({args}) did not fail: {text[:500]}"
@@ -212,7 +213,7 @@ def tree_nodes(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-async def exercise(session: ClientSession, binary: str, store: Path, policy: Path | None = None) -> None:
+async def exercise(session: ClientSession | Client, binary: str, store: Path, policy: Path | None = None) -> None:
     """Every tool on `store`, compared with the CLI on the same store, and the error cases."""
     schemas = await list_schemas(session)
     policy_args = ["--policy", str(policy)] if policy else []
@@ -346,6 +347,9 @@ def test_http_without_a_token_and_the_address_rules(tripline_bin, sample_store, 
             schemas = await list_schemas(session)
             explained = await call_ok(session, schemas, "explain", {"code": "TL002"})
             assert explained["name"] == "unconfirmed-write"
+        # The stateless 2026-07-28 protocol (server/discover, no session) as well.
+        async with Client(server.url, mode="2026-07-28") as client:
+            await exercise(client, tripline_bin, sample_store)
 
     anyio.run(main)
     # A browser page's request (it carries an Origin) is refused.
