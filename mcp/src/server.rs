@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
-    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+    ErrorData, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
     PaginatedRequestParams, RequestMetaObject, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -152,6 +152,17 @@ impl ServerHandler for TriplineServer {
         let _span = self.span("initialize", None, &context, request.meta.as_ref());
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let _span = self.span("server/discover", None, &context, None);
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
     }
 
     async fn list_tools(

@@ -384,7 +384,7 @@ class TracedHost:
         self.provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=traces_url)))
         self.tracer = self.provider.get_tracer("tripline-tests/mcp-host")
 
-    async def call(self, session: ClientSession, transport: str, name: str, args: dict[str, Any]):
+    async def call(self, session: ClientSession | Client, transport: str, name: str, args: dict[str, Any]):
         from opentelemetry.propagate import inject
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -418,7 +418,7 @@ def test_own_spans_pass_check_with_no_finding(tripline_bin, sample_store, start_
         ("query", {"sql": "DROP TABLE spans"}, True),
     ]
 
-    async def play(session: ClientSession, transport: str) -> None:
+    async def play(session: ClientSession | Client, transport: str) -> None:
         await list_schemas(session)
         for name, args, failing in calls:
             result = await host.call(session, transport, name, args)
@@ -429,6 +429,9 @@ def test_own_spans_pass_check_with_no_finding(tripline_bin, sample_store, start_
             await play(session, "pipe")
         async with http_session(url) as session:
             await play(session, "tcp")
+        # "auto": server/discover first, then the stateless 2026-07-28 protocol.
+        async with Client(url, mode="auto") as client:
+            await play(client, "tcp")
 
     server = http_server(sample_store, env=env)
     anyio.run(main, server.url)
@@ -447,18 +450,21 @@ def test_own_spans_pass_check_with_no_finding(tripline_bin, sample_store, start_
     host_spans = {s["span_id"]: s for s in spans if s["service_name"] == "mcp-test-agent"}
     assert all(s["kind"] == "SERVER" for s in ours)
     served = [s for s in ours if s["mcp_method_name"] == "tools/call"]
-    assert len(served) == 2 * len(calls) == len(host_spans), (tmp_path / "stdio.log").read_text()[-3000:]
+    assert len(served) == 3 * len(calls) == len(host_spans), (tmp_path / "stdio.log").read_text()[-3000:]
     for s in served:
         # Each server span is the child of the host span that made the request.
         parent = host_spans[s["parent"]]
         assert parent["trace_id"] == s["trace_id"] and parent["gen_ai_tool_name"] == s["gen_ai_tool_name"]
         assert s["name"] == f"tools/call {s['gen_ai_tool_name']}" and s["gen_ai_operation_name"] == "execute_tool"
     errors = [s for s in served if s["status_code"] == "ERROR"]
-    assert len(errors) == 4 and all(s["error_type"] == "tool_error" for s in errors)
+    assert len(errors) == 6 and all(s["error_type"] == "tool_error" for s in errors)
     assert {s["transport"] for s in served} == {"pipe", "tcp"}
-    assert all(s["protocol"] for s in served)
-    assert all(bool(s["mcp_session_id"]) == (s["transport"] == "tcp") for s in served)
-    assert sum(1 for s in ours if s["mcp_method_name"] == "tools/list") >= 2
+    assert {s["protocol"] for s in served} == {"2025-11-25", "2026-07-28"}
+    # A session id on the handshake protocol over HTTP only (2026-07-28 has no sessions).
+    sessions = [s for s in served if s["mcp_session_id"]]
+    assert len(sessions) == len(calls) and all(s["transport"] == "tcp" for s in sessions)
+    assert sum(1 for s in ours if s["mcp_method_name"] == "tools/list") >= 3
+    assert sum(1 for s in ours if s["mcp_method_name"] == "server/discover") >= 1
 
     report = cli_json(tripline_bin, "check", "--data-dir", str(collector.data_dir), "--format", "json")
     assert report["findings"] == [], json.dumps(report["findings"], indent=1)
