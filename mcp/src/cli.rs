@@ -153,10 +153,13 @@ async fn serve_http(
         .local_addr()
         .context("cannot read the bound address")?;
     let shutdown = CancellationToken::new();
+    // Registered before the listening line is printed: a SIGTERM sent right after it must stop
+    // the server gracefully, not kill it with the default action.
+    let signals = Signals::install().context("cannot install the signal handlers")?;
     tokio::spawn({
         let shutdown = shutdown.clone();
         async move {
-            wait_for_signal().await;
+            signals.recv().await;
             shutdown.cancel();
         }
     });
@@ -166,25 +169,42 @@ async fn serve_http(
         .context("the HTTP server failed")
 }
 
-/// Ctrl-C or SIGTERM.
-async fn wait_for_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// SIGINT (Ctrl-C) and SIGTERM, registered when installed.
+struct Signals {
     #[cfg(unix)]
-    {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = ctrl_c => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = ctrl_c.await;
-            }
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Self {
+                term: signal(SignalKind::terminate())?,
+                int: signal(SignalKind::interrupt())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Self {})
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
+
+    /// Waits for the first of them.
+    async fn recv(mut self) {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.term.recv() => {}
+                _ = self.int.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
