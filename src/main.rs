@@ -103,6 +103,9 @@ enum Command {
     Verify(analyze::cli::VerifyArgs),
     /// Start a collector, play the sample scenarios into it and print the report.
     Demo(demo::DemoArgs),
+    /// Serve the store as read-only MCP tools (check, query, trace, report, explain) over stdio,
+    /// or Streamable HTTP with --http.
+    Mcp(mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions {
         #[arg(value_enum)]
@@ -129,6 +132,7 @@ fn main() -> ExitCode {
         Command::Diff(a) => analyze::cli::diff(a, &ui),
         Command::Verify(a) => analyze::cli::verify(&data_dir, a),
         Command::Demo(a) => demo::run(a),
+        Command::Mcp(a) => mcp::run(&data_dir, a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
