@@ -96,7 +96,7 @@ fn analyze_policy_readable(path: &Path) -> anyhow::Result<()> {
 /// Runs the server until the client closes stdio, or until Ctrl-C / SIGTERM over HTTP.
 pub fn run(data_dir: &Path, args: McpArgs) -> anyhow::Result<ExitCode> {
     let token = match &args.auth_token_file {
-        Some(p) => Some(collector::auth::load_token(p)?),
+        Some(p) => Some(collector::receive::auth::load_token(p)?),
         None => None,
     };
     if let Some(addr) = args.http {

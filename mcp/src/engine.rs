@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use analyze::model::{Model, SpanRow, TraceId};
 use analyze::policy::Policy;
-use analyze::rules::{Finding, Report, Rule};
+use analyze::render::{Format, SarifArtifact, Style};
+use analyze::rules::{Finding, Report, Rule, RunBy};
 use analyze::store::{Scanned, Snapshot};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -83,6 +84,11 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ToolError> {
     serde_json::to_value(v).map_err(|e| ToolError::Internal(format!("cannot serialise: {e}")))
 }
 
+/// The style of a non-tty, colourless render; the JSON renderers used here ignore it.
+fn plain_style() -> Style {
+    Style::for_stdout(false, false)
+}
+
 fn parse_document(text: &str, what: &str) -> Result<Value, ToolError> {
     serde_json::from_str(text)
         .map_err(|e| ToolError::Internal(format!("the {what} JSON does not parse: {e}")))
@@ -90,18 +96,19 @@ fn parse_document(text: &str, what: &str) -> Result<Value, ToolError> {
 
 /// Every rule code `check` runs, in code order, plus the one `diff` runs.
 pub fn rule_codes() -> Vec<&'static str> {
-    let mut codes: Vec<&str> = analyze::rules::RULES.iter().map(|r| r.code()).collect();
-    codes.push(analyze::diff::CODE);
+    let mut codes: Vec<&str> = analyze::rules::all().iter().map(|r| r.code()).collect();
     codes.sort_unstable();
     codes
 }
 
 fn unknown_rule(code: &str) -> ToolError {
-    if code.trim().eq_ignore_ascii_case(analyze::diff::CODE) {
-        return ToolError::BadArgument(format!(
-            "{} compares the tool catalogs of two runs and is run by `tripline diff BASELINE CANDIDATE`, not by check; leave it out of `rules`",
-            analyze::diff::CODE
-        ));
+    if let Some(rule) = analyze::rules::find(code.trim()) {
+        if rule.run_by() == RunBy::Diff {
+            return ToolError::BadArgument(format!(
+                "{} compares the tool catalogs of two runs and is run by `tripline diff BASELINE CANDIDATE`, not by check; leave it out of `rules`",
+                rule.code()
+            ));
+        }
     }
     ToolError::NotFound(format!(
         "unknown rule {code:?}; known rules: {} (the explain tool documents each)",
@@ -115,7 +122,11 @@ fn select_rules(codes: &[String]) -> Result<Vec<&'static dyn Rule>, ToolError> {
     }
     codes
         .iter()
-        .map(|c| analyze::rules::find(c).ok_or_else(|| unknown_rule(c)))
+        .map(|c| {
+            analyze::rules::find(c)
+                .filter(|r| r.run_by() == RunBy::Check)
+                .ok_or_else(|| unknown_rule(c))
+        })
         .collect()
 }
 
@@ -134,7 +145,14 @@ pub async fn check(data_dir: &Path, req: &CheckRequest) -> Result<Value, ToolErr
         analyze::check::check_store(data_dir, &filter, &policy, &selected)
             .await
             .map_err(store_error)?;
-    let text = analyze::output::render(&report, Some(&scanned), analyze::output::Format::Json);
+    let text = analyze::render::render_check(
+        &report,
+        Some(&scanned),
+        Format::Json,
+        &plain_style(),
+        false,
+        SarifArtifact::DataDir(""),
+    );
     parse_document(&text, "check")
 }
 
@@ -158,10 +176,11 @@ pub async fn report(data_dir: &Path, kind: &str, filter: &Filter) -> Result<Valu
         .await
         .map_err(store_error)?;
     let model = Model::from_parts(scan.parts);
-    let text = analyze::reports::render_scanned(
+    let text = analyze::render::render_report(
         analyzer_kind,
         &model,
-        analyze::reports::ReportFormat::Json,
+        Format::Json,
+        &plain_style(),
         Some(&scan.scanned),
     )
     .map_err(|e| ToolError::Internal(e.to_string()))?;
@@ -174,26 +193,18 @@ pub async fn report(data_dir: &Path, kind: &str, filter: &Filter) -> Result<Valu
 
 /// `explain CODE`: a rule's documentation, as fields and as `tripline explain` prints it.
 pub fn explain(code: &str) -> Result<Value, ToolError> {
-    if code.trim().eq_ignore_ascii_case(analyze::diff::CODE) {
-        let d = &analyze::diff::DOCS;
-        return Ok(json!({
-            "code": analyze::diff::CODE,
-            "name": analyze::diff::NAME,
-            "severity": analyze::diff::SEVERITY.as_str(),
-            "run_by": "diff",
-            "what": d.what, "why": d.why, "example": d.example, "fix": d.fix,
-            "text": analyze::cli::explain_diff_text(),
-        }));
-    }
     let rule = analyze::rules::find(code).ok_or_else(|| unknown_rule(code))?;
     let d = rule.docs();
     Ok(json!({
         "code": rule.code(),
         "name": rule.name(),
         "severity": rule.severity().as_str(),
-        "run_by": "check",
+        "run_by": match rule.run_by() {
+            RunBy::Check => "check",
+            RunBy::Diff => "diff",
+        },
         "what": d.what, "why": d.why, "example": d.example, "fix": d.fix,
-        "text": analyze::cli::explain_text(rule),
+        "text": analyze::render::explain_text(rule),
     }))
 }
 
@@ -223,7 +234,7 @@ pub async fn query(data_dir: &Path, sql: &str, limits: QueryLimits) -> Result<Va
         }
         Ok(r) => r.map_err(QueryFailure::into_tool_error)?,
     };
-    let rows_text = analyze::query::render_batches(&batches, analyze::cli::QueryFormat::Json)
+    let rows_text = analyze::render::render_batches(&batches, Format::Json, &plain_style())
         .map_err(|e| ToolError::Query(e.to_string()))?;
     let mut rows: Vec<Value> = match parse_document(&rows_text, "query")? {
         Value::Array(rows) => rows,
@@ -433,9 +444,9 @@ pub async fn trace(data_dir: &Path, req: &TraceRequest) -> Result<Value, ToolErr
     let model = Model::build(spans);
     let report = analyze::rules::run(
         analyze::rules::RULES,
-        &analyze::rules::Context::new(&model, &policy),
+        &analyze::rules::RuleInput::new(&model, &policy),
     );
-    let text = analyze::trace_view::render_trace(&model, &report, trace);
+    let text = analyze::render::render_trace(&model, &report, trace);
     let tree = Tree::build(&model, &report, trace, req.max_spans);
     Ok(json!({
         "trace_id": trace.to_string(),
@@ -480,7 +491,7 @@ struct Tree<'a> {
 }
 
 impl<'a> Tree<'a> {
-    /// Same traversal as `analyze::trace_view::render_trace`: the traces joined to `trace`
+    /// Same traversal as `analyze::render::render_trace`: the traces joined to `trace`
     /// through stitched edges, their roots, children in start order, stitched children marked.
     fn build(model: &Model, report: &'a Report, trace: TraceId, max_spans: usize) -> Self {
         let mut component: BTreeSet<TraceId> = BTreeSet::from([trace]);
@@ -651,15 +662,17 @@ fn attributes(s: &SpanRow) -> Map<String, Value> {
 
 /// Shared across calls so a caller's typo costs nothing: the rule catalogue as `code - name`.
 pub fn rule_catalogue() -> Arc<str> {
-    let mut lines: Vec<String> = analyze::rules::RULES
+    let lines: Vec<String> = analyze::rules::all()
         .iter()
-        .map(|r| format!("{} {} ({})", r.code(), r.name(), r.severity().as_str()))
+        .map(|r| match r.run_by() {
+            RunBy::Check => format!("{} {} ({})", r.code(), r.name(), r.severity().as_str()),
+            RunBy::Diff => format!(
+                "{} {} ({}, run by `tripline diff`)",
+                r.code(),
+                r.name(),
+                r.severity().as_str()
+            ),
+        })
         .collect();
-    lines.push(format!(
-        "{} {} ({}, run by `tripline diff`)",
-        analyze::diff::CODE,
-        analyze::diff::NAME,
-        analyze::diff::SEVERITY.as_str()
-    ));
     Arc::from(lines.join("; "))
 }

@@ -3,7 +3,7 @@
 //! Secure by default: a loopback address only, unless `--allow-remote`, which also requires
 //! `--auth-token-file` (an open, remote endpoint over a trace store is never a default); with a
 //! token every request needs `Authorization: Bearer <token>`, checked in constant time by the
-//! collector's own [`collector::auth::authorized`], and is answered 401 otherwise. rmcp's own
+//! collector's own [`collector::receive::auth::authorized`], and is answered 401 otherwise. rmcp's own
 //! checks stay on: `Host` must be a loopback name for a loopback listener (DNS rebinding), a
 //! request carrying a browser `Origin` is refused, bodies are capped.
 
@@ -90,7 +90,7 @@ async fn require_token(
         .headers()
         .get(header::AUTHORIZATION)
         .map(HeaderValue::as_bytes);
-    if collector::auth::authorized(token.as_deref(), presented) {
+    if collector::receive::auth::authorized(token.as_deref(), presented) {
         return next.run(request).await;
     }
     let why = if presented.is_some() {
