@@ -43,6 +43,8 @@ struct Cli {
         default_value = "text"
     )]
     log_format: LogFormat,
+    #[command(flatten)]
+    ui: analyze::cli::UiArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -53,8 +55,9 @@ enum LogFormat {
     Json,
 }
 
-/// Log to stderr in `format`, filtered by RUST_LOG, else TRIPLINE_LOG, else `info`.
-fn init_logging(format: LogFormat) {
+/// Log to stderr in `format`, filtered by RUST_LOG, else TRIPLINE_LOG, else `info`; coloured
+/// per `--color` (auto: stderr is a terminal and NO_COLOR is unset).
+fn init_logging(format: LogFormat, color: analyze::cli::ColorChoice) {
     let filter = ["RUST_LOG", "TRIPLINE_LOG"]
         .iter()
         .find_map(|var| {
@@ -70,7 +73,7 @@ fn init_logging(format: LogFormat) {
     match format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder
-            .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+            .with_ansi(color.enabled(std::io::stderr().is_terminal()))
             .init(),
     }
 }
@@ -111,18 +114,19 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format);
+    init_logging(cli.log_format, cli.ui.color);
     let data_dir = cli.data_dir;
+    let ui = cli.ui;
     let outcome = match cli.command {
         Command::Collect(a) => collector::cli::collect(&data_dir, a),
         Command::Ingest(a) => collector::cli::ingest(&data_dir, a),
-        Command::Check(a) => analyze::cli::check(&data_dir, a),
-        Command::Rules => analyze::cli::rules(),
+        Command::Check(a) => analyze::cli::check(&data_dir, a, &ui),
+        Command::Rules => analyze::cli::rules(&ui),
         Command::Explain(a) => analyze::cli::explain(a),
-        Command::Report(a) => analyze::cli::report(&data_dir, a),
-        Command::Query(a) => analyze::cli::query(&data_dir, a),
-        Command::Trace(a) => analyze::cli::trace(&data_dir, a),
-        Command::Diff(a) => analyze::cli::diff(&data_dir, a),
+        Command::Report(a) => analyze::cli::report(&data_dir, a, &ui),
+        Command::Query(a) => analyze::cli::query(&data_dir, a, &ui),
+        Command::Trace(a) => analyze::cli::trace(&data_dir, a, &ui),
+        Command::Diff(a) => analyze::cli::diff(a, &ui),
         Command::Verify(a) => analyze::cli::verify(&data_dir, a),
         Command::Demo(a) => demo::run(a),
         Command::Completions { shell } => {
@@ -142,8 +146,25 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes, `: `-separated, each said once: a message that already quotes its
+/// cause (an OS error in a "cannot list ... : Permission denied" message) does not repeat it.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

@@ -1,16 +1,18 @@
-//! `check` as a library call: load (store or batches) -> model -> rules -> report.
+//! Running the rules as library calls: load (store or spans) -> model -> rules -> report, for
+//! `check`, for `trace` (the same path over the trace's time window) and for `diff` (TL011 over
+//! two stores).
 //!
-//! Kept apart from the CLI so tests, the benchmark and the demo run exactly what the command runs.
+//! Kept apart from the CLI so tests, the benchmark and the demo run exactly what the commands run.
 
-use std::path::Path;
-
-use arrow::record_batch::RecordBatch;
+use std::path::{Path, PathBuf};
 
 use crate::error::LoadError;
-use crate::load::{load_batches, scan_store, Projection, ScanFilter};
-use crate::model::{Model, SpanRow};
+use crate::load::{load_store, scan_store, Projection, ScanFilter};
+use crate::model::stitch::SKEW_NS;
+use crate::model::{Model, SpanRow, TraceId};
 use crate::policy::Policy;
-use crate::rules::{run, Context, Report, Rule, RULES};
+use crate::rules::tl011_catalog_drift::{diff_catalogs, DiffReport, RunCatalog};
+use crate::rules::{run, Report, Rule, RuleInput, RULES};
 use crate::store::Scanned;
 
 /// The columns `rules` need on top of the base projection.
@@ -28,16 +30,10 @@ pub fn check_spans(spans: Vec<SpanRow>, policy: &Policy, rules: &[&dyn Rule]) ->
 /// Runs `rules` over a built model.
 fn check_model(model: Model, policy: &Policy, rules: &[&dyn Rule]) -> (Model, Report) {
     let report = {
-        let ctx = Context::new(&model, policy);
-        run(rules, &ctx)
+        let input = RuleInput::new(&model, policy);
+        run(rules, &input)
     };
     (model, report)
-}
-
-/// Runs every rule over record batches (tests and fixtures).
-pub fn check_batches(batches: &[RecordBatch], policy: &Policy) -> Result<Report, LoadError> {
-    let spans = load_batches(batches)?;
-    Ok(check_spans(spans, policy, RULES).1)
 }
 
 /// Runs `rules` over the store in `data_dir`; also says what was scanned. A scan that reads no
@@ -51,4 +47,113 @@ pub async fn check_store(
     let scan = scan_store(data_dir, filter, &projection_for(rules)).await?;
     let (model, report) = check_model(Model::from_parts(scan.parts), policy, rules);
     Ok((model, report, scan.scanned))
+}
+
+/// `tripline trace ID` could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("trace {0} is not in the store; list traces with `tripline query \"SELECT DISTINCT encode(trace_id, 'hex') FROM spans\"`")]
+    NotFound(String),
+}
+
+/// `check` over the time window of trace `id` (plus the stitching tolerance, so the server's
+/// orphaned half of a call, which is another trace, is in the model too): the model and report
+/// the tree is printed from. A trace that is not in the store is an error.
+pub async fn check_trace(
+    data_dir: &Path,
+    id: &str,
+    policy: &Policy,
+) -> Result<(TraceId, Model, Report, Scanned), TraceError> {
+    let trace = TraceId::parse_hex(id).ok_or_else(|| LoadError::BadTraceId(id.to_string()))?;
+    let own = load_store(
+        data_dir,
+        &ScanFilter {
+            trace: Some(trace),
+            ..ScanFilter::default()
+        },
+        &Projection::base(),
+    )
+    .await?;
+    let (Some(lo), Some(hi)) = (
+        own.iter().map(|s| s.start_ns).min(),
+        own.iter().map(|s| s.end_ns.max(s.start_ns)).max(),
+    ) else {
+        return Err(TraceError::NotFound(id.to_string()));
+    };
+    let window = ScanFilter {
+        since_ns: Some(lo.saturating_sub(SKEW_NS)),
+        until_ns: Some(hi.saturating_add(SKEW_NS)),
+        ..ScanFilter::default()
+    };
+    let (model, report, scanned) = check_store(data_dir, &window, policy, RULES).await?;
+    Ok((trace, model, report, scanned))
+}
+
+/// Why a diff could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// A data dir given to `tripline diff` does not exist.
+    #[error("{side} data dir {path} does not exist; pass a directory written by `tripline collect` or `tripline ingest`")]
+    MissingDir { side: &'static str, path: PathBuf },
+    /// A path given to `tripline diff` is a file, not a store.
+    #[error("{side} {path} is a file; `tripline diff` compares two data dirs (stores written by `tripline collect` or `tripline ingest`): ingest each recording first, e.g. `tripline ingest --data-dir base-run FILE`")]
+    NotADir { side: &'static str, path: PathBuf },
+    /// A store has no model call with tool definitions: its catalog is unknown.
+    #[error("{side} data dir {path} has no model call with gen_ai.tool.definitions ({model_calls} model calls, {spans} spans); capture tool definitions on chat spans, or check that the directory holds the run you meant")]
+    NoCatalog {
+        side: &'static str,
+        path: PathBuf,
+        model_calls: usize,
+        spans: usize,
+    },
+    /// Loading a store failed.
+    #[error("{side} data dir {path}: {source}")]
+    Load {
+        side: &'static str,
+        path: PathBuf,
+        #[source]
+        source: LoadError,
+    },
+}
+
+/// Loads both stores and runs TL011 over their catalogs.
+pub async fn diff_stores(baseline: &Path, candidate: &Path) -> Result<DiffReport, DiffError> {
+    let b = load_side("baseline", baseline).await?;
+    let c = load_side("candidate", candidate).await?;
+    Ok(diff_catalogs(b, c))
+}
+
+async fn load_side(side: &'static str, path: &Path) -> Result<RunCatalog, DiffError> {
+    if path.is_file() {
+        return Err(DiffError::NotADir {
+            side,
+            path: path.to_path_buf(),
+        });
+    }
+    if !path.is_dir() {
+        return Err(DiffError::MissingDir {
+            side,
+            path: path.to_path_buf(),
+        });
+    }
+    let scan = scan_store(path, &ScanFilter::default(), &Projection::base())
+        .await
+        .map_err(|source| DiffError::Load {
+            side,
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let mut cat = RunCatalog::collect(scan.parts.into_iter().flatten().flatten().collect());
+    cat.scanned = Some(scan.scanned);
+    if cat.with_definitions == 0 {
+        return Err(DiffError::NoCatalog {
+            side,
+            path: path.to_path_buf(),
+            model_calls: cat.model_calls,
+            spans: cat.spans,
+        });
+    }
+    Ok(cat)
 }

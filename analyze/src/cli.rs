@@ -13,9 +13,62 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::load::ScanFilter;
-use crate::output::{render, render_rule_list, Format};
 use crate::policy::Policy;
-use crate::rules::{self, Rule, Severity, RULES};
+use crate::render::{self, Format, Style, CHECK_FORMATS, DATA_FORMATS, QUERY_FORMATS};
+use crate::rules::{self, Rule, RunBy, Severity, RULES};
+
+/// When to colour output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// When stdout (stderr for logs) is a terminal and `NO_COLOR` is not set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour a stream that is (`tty`) or is not a terminal.
+    pub fn enabled(self, tty: bool) -> bool {
+        match self {
+            Self::Always => true,
+            Self::Never => false,
+            Self::Auto => tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+}
+
+/// How every command prints: flags global to all subcommands.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct UiArgs {
+    /// Print only the result and set the exit code: no scan summary, no progress spinner, no
+    /// coverage table.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Colour: auto (when a terminal and NO_COLOR is unset), always or never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    pub color: ColorChoice,
+    /// Show long table cells whole, tables as wide as their content (default: cut with `…` to
+    /// the terminal's width, COLUMNS, or 100 when not a terminal).
+    #[arg(long, global = true)]
+    pub wide: bool,
+}
+
+impl UiArgs {
+    /// The table style for stdout.
+    pub fn style(&self) -> Style {
+        Style::for_stdout(
+            self.wide,
+            self.color.enabled(std::io::stdout().is_terminal()),
+        )
+    }
+}
 
 /// Flags shared by every command that scans the store.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -52,7 +105,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub policy: Option<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, default_value = "table", value_parser = Format::parser(CHECK_FORMATS))]
     pub format: Format,
     /// Exit 1 when a finding is at or above this severity: critical, error, warning, info.
     #[arg(long, default_value = "error", value_parser = parse_severity)]
@@ -60,12 +113,28 @@ pub struct CheckArgs {
     /// Run only these rules (repeatable, e.g. --rule TL002 --rule TL004).
     #[arg(long = "rule")]
     pub rules: Vec<String>,
-    /// TL014: flag an agent run that calls one tool more than N times (overrides the policy
-    /// file's [limits]; default 10).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..),
+        help = concat!(
+            "TL014: flag an agent run that calls one tool more than N times (overrides the \
+             policy file's [limits]; default ",
+            rules::default_max_calls_per_tool!(),
+            ")"
+        )
+    )]
     pub max_calls_per_tool: Option<u32>,
-    /// TL014: flag an agent run with more than N model turns (overrides [limits]; default 25).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..),
+        help = concat!(
+            "TL014: flag an agent run with more than N model turns (overrides [limits]; default ",
+            rules::default_max_model_turns!(),
+            ")"
+        )
+    )]
     pub max_model_turns: Option<u32>,
     #[command(flatten)]
     pub scan: ScanArgs,
@@ -88,26 +157,19 @@ pub struct ReportArgs {
     #[arg(value_enum)]
     pub kind: crate::reports::ReportKind,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::reports::ReportFormat,
+    #[arg(long, default_value = "table", value_parser = Format::parser(DATA_FORMATS))]
+    pub format: Format,
     #[command(flatten)]
     pub scan: ScanArgs,
-}
-
-/// Output formats of `tripline query`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum QueryFormat {
-    Table,
-    Json,
-    Csv,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct QueryArgs {
     /// SQL over the table `spans` (DataFusion dialect).
     pub sql: String,
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: QueryFormat,
+    /// Output format (a table cuts long cells: `--wide` or json / csv show them whole).
+    #[arg(long, default_value = "table", value_parser = Format::parser(QUERY_FORMATS))]
+    pub format: Format,
 }
 
 #[derive(clap::Args, Debug)]
@@ -121,13 +183,16 @@ pub struct TraceArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct DiffArgs {
-    /// Data dir of the baseline run (a store written by `tripline collect` / `ingest`).
+    /// Data dir of the baseline run (a store written by `tripline collect` / `ingest`, not a
+    /// recording file: ingest one first).
+    #[arg(value_name = "BASELINE_DATA_DIR")]
     pub baseline: PathBuf,
     /// Data dir of the candidate run.
+    #[arg(value_name = "CANDIDATE_DATA_DIR")]
     pub candidate: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::diff::DiffFormat,
+    #[arg(long, default_value = "table", value_parser = Format::parser(DATA_FORMATS))]
+    pub format: Format,
     /// Exit 1 when a finding is at or above this severity: critical, error, warning, info.
     /// Catalog drift is a warning, so the default fails on any drift.
     #[arg(long, default_value = "warning", value_parser = parse_severity)]
@@ -138,8 +203,8 @@ pub struct DiffArgs {
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::output::VerifyFormat,
+    #[arg(long, default_value = "table", value_parser = Format::parser(DATA_FORMATS))]
+    pub format: Format,
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -160,17 +225,17 @@ fn emit(s: &str) -> anyhow::Result<()> {
 }
 
 /// Unreadable files as warnings on stderr, always; the scan summary too when `summary` (formats
-/// whose document does not carry it).
-fn tell_scanned(scanned: &crate::store::Scanned, summary: bool) {
+/// whose document does not carry it) and not `--quiet`.
+fn tell_scanned(ui: &UiArgs, scanned: &crate::store::Scanned, summary: bool) {
     eprint!("{}", scanned.warnings());
-    if summary {
+    if summary && !ui.quiet {
         eprintln!("{}", scanned.summary());
     }
 }
 
-/// A spinner on stderr while scanning, only when stdout is a terminal.
-fn spinner(msg: &str) -> Option<indicatif::ProgressBar> {
-    if !std::io::stdout().is_terminal() {
+/// A spinner on stderr while scanning, only when stdout is a terminal and not `--quiet`.
+fn spinner(ui: &UiArgs, msg: &str) -> Option<indicatif::ProgressBar> {
+    if ui.quiet || !std::io::stdout().is_terminal() {
         return None;
     }
     let pb = indicatif::ProgressBar::new_spinner();
@@ -192,28 +257,27 @@ fn select_rules(codes: &[String]) -> anyhow::Result<Vec<&'static dyn Rule>> {
     }
     codes
         .iter()
-        .map(|c| rules::find(c).ok_or_else(|| unknown_rule(c)))
+        .map(|c| match rules::find(c) {
+            Some(r) if r.run_by() == RunBy::Diff => Err(anyhow::anyhow!(
+                "{} compares two runs: use `tripline diff BASELINE CANDIDATE` (see `tripline explain {}`)",
+                r.code(),
+                r.code()
+            )),
+            Some(r) => Ok(r),
+            None => Err(unknown_rule(c)),
+        })
         .collect()
 }
 
 fn unknown_rule(code: &str) -> anyhow::Error {
-    let mut codes: Vec<&str> = RULES.iter().map(|r| r.code()).collect();
-    if code.trim().eq_ignore_ascii_case(crate::diff::CODE) {
-        return anyhow::anyhow!(
-            "{} compares two runs: use `tripline diff BASELINE CANDIDATE` (see `tripline explain {}`)",
-            crate::diff::CODE,
-            crate::diff::CODE
-        );
-    }
-    codes.push(crate::diff::CODE);
-    codes.sort_unstable();
+    let codes: Vec<&str> = rules::all().iter().map(|r| r.code()).collect();
     anyhow::anyhow!(
         "unknown rule {code:?}; known rules: {} (see `tripline rules`)",
         codes.join(", ")
     )
 }
 
-pub fn check(data_dir: &Path, args: CheckArgs) -> anyhow::Result<ExitCode> {
+pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<ExitCode> {
     let mut policy = load_policy(args.policy.as_deref())?;
     // Flags win over the policy file's [limits].
     if let Some(n) = args.max_calls_per_tool {
@@ -224,7 +288,7 @@ pub fn check(data_dir: &Path, args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     let selected = select_rules(&args.rules)?;
     let filter = args.scan.filter()?;
-    let pb = spinner("scanning spans");
+    let pb = spinner(ui, "scanning spans");
     let scan = runtime()?.block_on(crate::check::check_store(
         data_dir, &filter, &policy, &selected,
     ));
@@ -234,8 +298,23 @@ pub fn check(data_dir: &Path, args: CheckArgs) -> anyhow::Result<ExitCode> {
     let (model, report, scanned) = scan?;
     // The process ends right after: freeing millions of rows one by one would only add time.
     std::mem::forget(model);
-    tell_scanned(&scanned, args.format != Format::Json);
-    emit(&render(&report, Some(&scanned), args.format))?;
+    tell_scanned(ui, &scanned, args.format != Format::Json);
+    let (policy_path, data_path) = (
+        args.policy.as_ref().map(|p| p.display().to_string()),
+        data_dir.display().to_string(),
+    );
+    let artifact = match &policy_path {
+        Some(p) => render::SarifArtifact::Policy(p),
+        None => render::SarifArtifact::DataDir(&data_path),
+    };
+    emit(&render::render_check(
+        &report,
+        Some(&scanned),
+        args.format,
+        &ui.style(),
+        ui.quiet,
+        artifact,
+    ))?;
     Ok(if report.count_at_or_above(args.fail_on) > 0 {
         ExitCode::from(1)
     } else {
@@ -243,48 +322,22 @@ pub fn check(data_dir: &Path, args: CheckArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn rules() -> anyhow::Result<ExitCode> {
-    emit(&render_rule_list())?;
+/// `tripline rules`: every registered rule.
+pub fn rules(ui: &UiArgs) -> anyhow::Result<ExitCode> {
+    emit(&render::render_rule_list(&ui.style()))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The docs of one rule as `tripline explain` prints them.
-pub fn explain_text(rule: &dyn Rule) -> String {
-    docs_text(rule.code(), rule.name(), rule.severity(), rule.docs())
-}
-
-fn docs_text(code: &str, name: &str, severity: Severity, d: &rules::RuleDocs) -> String {
-    format!(
-        "{code} {name} ({severity})\n\nWhat it detects\n  {}\n\nWhy it matters\n  {}\n\nExample\n  {}\n\nHow to fix\n  {}\n",
-        d.what, d.why, d.example, d.fix
-    )
-}
-
-/// `tripline explain TL011`: catalog drift is run by `tripline diff`, not by `check`.
-pub fn explain_diff_text() -> String {
-    let mut text = docs_text(
-        crate::diff::CODE,
-        crate::diff::NAME,
-        crate::diff::SEVERITY,
-        &crate::diff::DOCS,
-    );
-    text.push_str("\nRun it with\n  tripline diff BASELINE_DATA_DIR CANDIDATE_DATA_DIR\n");
-    text
-}
-
+/// `tripline explain CODE`.
 pub fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
-    if args.code.trim().eq_ignore_ascii_case(crate::diff::CODE) {
-        emit(&explain_diff_text())?;
-        return Ok(ExitCode::SUCCESS);
-    }
     let rule = rules::find(&args.code).ok_or_else(|| unknown_rule(&args.code))?;
-    emit(&explain_text(rule))?;
+    emit(&render::explain_text(rule))?;
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn report(data_dir: &Path, args: ReportArgs) -> anyhow::Result<ExitCode> {
+pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<ExitCode> {
     let filter = args.scan.filter()?;
-    let pb = spinner("scanning spans");
+    let pb = spinner(ui, "scanning spans");
     let scan = runtime()?.block_on(crate::load::scan_store(
         data_dir,
         &filter,
@@ -295,12 +348,12 @@ pub fn report(data_dir: &Path, args: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let scan = scan?;
     let model = crate::model::Model::from_parts(scan.parts);
-    let json = args.format == crate::reports::ReportFormat::Json;
-    tell_scanned(&scan.scanned, !json);
-    emit(&crate::reports::render_scanned(
+    tell_scanned(ui, &scan.scanned, args.format != Format::Json);
+    emit(&render::render_report(
         args.kind,
         &model,
         args.format,
+        &ui.style(),
         Some(&scan.scanned),
     )?)?;
     // As in `check`: the process ends here, the allocator need not walk the model.
@@ -308,29 +361,27 @@ pub fn report(data_dir: &Path, args: ReportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn query(data_dir: &Path, args: QueryArgs) -> anyhow::Result<ExitCode> {
-    let (out, scanned) =
-        runtime()?.block_on(crate::query::run_query(data_dir, &args.sql, args.format))?;
+pub fn query(data_dir: &Path, args: QueryArgs, ui: &UiArgs) -> anyhow::Result<ExitCode> {
+    let (batches, scanned) = runtime()?.block_on(crate::query::run_query(data_dir, &args.sql))?;
     // The JSON output is the array of rows: the summary goes to stderr in every format.
-    tell_scanned(&scanned, true);
-    emit(&out)?;
+    tell_scanned(ui, &scanned, true);
+    emit(&render::render_batches(&batches, args.format, &ui.style())?)?;
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn trace(data_dir: &Path, args: TraceArgs) -> anyhow::Result<ExitCode> {
+pub fn trace(data_dir: &Path, args: TraceArgs, ui: &UiArgs) -> anyhow::Result<ExitCode> {
     let policy = load_policy(args.policy.as_deref())?;
-    let (out, scanned) = runtime()?.block_on(crate::trace_view::render_trace_from_store(
-        data_dir, &args.id, &policy,
-    ))?;
-    tell_scanned(&scanned, true);
-    emit(&out)?;
+    let (trace, model, report, scanned) =
+        runtime()?.block_on(crate::check::check_trace(data_dir, &args.id, &policy))?;
+    tell_scanned(ui, &scanned, true);
+    emit(&render::render_trace(&model, &report, trace))?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `tripline verify`: 0 healthy, 1 problems found, 2 could not run (no such dir, not a store).
 pub fn verify(data_dir: &Path, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let report = collector::store::verify::verify(data_dir)?;
-    emit(&crate::output::render_verify(&report, args.format))?;
+    emit(&render::render_verify(&report, args.format))?;
     Ok(if report.healthy() {
         ExitCode::SUCCESS
     } else {
@@ -339,9 +390,9 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `tripline diff BASELINE CANDIDATE`: TL011 catalog-drift. The global `--data-dir` is ignored.
-pub fn diff(_data_dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
-    let pb = spinner("comparing tool catalogs");
-    let report = runtime()?.block_on(crate::diff::diff_stores(&args.baseline, &args.candidate));
+pub fn diff(args: DiffArgs, ui: &UiArgs) -> anyhow::Result<ExitCode> {
+    let pb = spinner(ui, "comparing tool catalogs");
+    let report = runtime()?.block_on(crate::check::diff_stores(&args.baseline, &args.candidate));
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -352,14 +403,13 @@ pub fn diff(_data_dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
     ] {
         if let Some(scanned) = &cat.scanned {
             eprint!("{}", scanned.warnings());
-            if args.format == crate::diff::DiffFormat::Table {
+            if args.format == Format::Table && !ui.quiet {
                 eprintln!("{side}: {}", scanned.summary());
             }
         }
     }
-    emit(&crate::diff::render(&report, args.format))?;
-    Ok(ExitCode::from(crate::diff::exit_code(
-        &report,
-        args.fail_on,
-    )))
+    emit(&render::render_diff(&report, args.format, &ui.style()))?;
+    Ok(ExitCode::from(
+        crate::rules::tl011_catalog_drift::exit_code(&report, args.fail_on),
+    ))
 }

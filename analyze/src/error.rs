@@ -30,7 +30,7 @@ pub enum LoadError {
     },
     /// The scan read no span; the cause says why (missing or empty store, filter, ...).
     #[error(transparent)]
-    NoSpans(#[from] crate::store::NoSpans),
+    NoSpans(#[from] NoSpans),
     /// The part files of the store cannot be listed.
     #[error("cannot list the part files under {path}: {source}; check its permissions")]
     List {
@@ -40,4 +40,27 @@ pub enum LoadError {
     /// Arrow failed while reading a batch.
     #[error("reading spans failed: {0}")]
     Arrow(#[from] arrow::error::ArrowError),
+}
+
+/// Why a scan read no span (diagnosed by `store::Snapshot`). An empty result is never reported
+/// as "no findings": the store may be missing, one directory too deep, empty, unreadable, or the
+/// filter may match nothing, and each has a different fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoSpans {
+    /// `<data_dir>/spans` does not exist and nothing is in the WAL.
+    #[error("no spans/ directory in {data_dir}: this is not a tripline store{hint}")]
+    NoSpansDir { data_dir: PathBuf, hint: String },
+    /// The store exists (`spans/` or `wal/`) but holds no span.
+    #[error("the store in {data_dir} is empty: no part files under spans/ and no acknowledged spans in the WAL{wal}; ingest or collect some first (`tripline ingest FILE`, `tripline collect`)")]
+    Empty { data_dir: PathBuf, wal: String },
+    /// Every part file is unreadable.
+    #[error("none of the {files} part file(s) in {data_dir} could be read (see the warnings above){}; run `tripline verify --data-dir {data_dir}` for details", if *wal_spans > 0 { format!(", only {wal_spans} span(s) still in the WAL are readable") } else { String::new() })]
+    AllUnreadable {
+        data_dir: PathBuf,
+        files: usize,
+        wal_spans: u64,
+    },
+    /// The filter excluded every span.
+    #[error("no span matches {filter}; the store holds {total} span(s) without {}{}", if filter.contains(" --") { "these filters" } else { "this filter" }, if filter.contains("--trace") { "; list trace ids with `tripline query \"SELECT DISTINCT encode(trace_id, 'hex') FROM spans\"`" } else { "" })]
+    FilterMatchedNothing { filter: String, total: u64 },
 }

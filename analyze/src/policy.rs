@@ -80,9 +80,11 @@ pub struct ScopeEntry {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    /// TL014: more calls of one tool than this in one agent run (default 10).
+    /// TL014: more calls of one tool than this in one agent run (default: TL014's
+    /// `DEFAULT_MAX_CALLS_PER_TOOL`).
     pub max_calls_per_tool: Option<usize>,
-    /// TL014: more model turns than this in one agent run (default 25).
+    /// TL014: more model turns than this in one agent run (default: TL014's
+    /// `DEFAULT_MAX_MODEL_TURNS`).
     pub max_model_turns: Option<usize>,
 }
 

@@ -5,13 +5,13 @@
 mod common;
 
 use analyze::check::check_spans;
-use analyze::cli::explain_text;
 use analyze::load::load_batches;
 use analyze::model::{Model, TraceId};
-use analyze::output::{render_json, render_markdown, render_sarif, render_table};
 use analyze::policy::Policy;
+use analyze::render::{
+    explain_text, render_json, render_markdown, render_sarif, render_table, render_trace, Style,
+};
 use analyze::rules::{find, Report, Rule};
-use analyze::trace_view::render_trace;
 
 fn report() -> (Model, Report) {
     let batches: Vec<_> = ["TL004", "TL010"]
@@ -25,7 +25,7 @@ fn report() -> (Model, Report) {
 
 #[test]
 fn check_table() {
-    insta::assert_snapshot!(render_table(&report().1));
+    insta::assert_snapshot!(render_table(&report().1, &Style::default()));
 }
 
 #[test]

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use analyze::load::load_batches;
 use analyze::model::Model;
+use analyze::render::{render_report, Format, Style};
 use analyze::reports::conversations::ConversationRow;
 use analyze::reports::guardrails::GuardrailRow;
 use analyze::reports::skills::SkillRow;
 use analyze::reports::tools::ToolRow;
-use analyze::reports::{self, ReportFormat, ReportKind};
+use analyze::reports::{self, ReportKind};
 use schemas::IngestContext;
 
 fn model() -> Model {
@@ -226,13 +227,19 @@ fn skills_report_attributes_work_to_the_skill_it_ran_under() {
 #[test]
 fn json_and_table_render_the_same_rows() {
     let m = model();
-    let json = reports::render(ReportKind::Tools, &m, ReportFormat::Json).expect("json");
+    let json =
+        render_report(ReportKind::Tools, &m, Format::Json, &Style::default(), None).expect("json");
     let v: serde_json::Value = serde_json::from_str(&json).expect("valid json");
     assert_eq!(v["rows"].as_array().map(Vec::len), Some(5));
     assert_eq!(v["rows"][1]["tool"], "get_ticket");
     assert_eq!(v["rows"][1]["p95_ms"], 20.0);
     assert_eq!(v["rows"][3]["server"], serde_json::Value::Null);
-    let table = reports::render(ReportKind::Tools, &m, ReportFormat::Table).expect("table");
+    // Wide enough for every column on one line (the default is 100 columns).
+    let wide = Style {
+        width: 200,
+        ..Style::default()
+    };
+    let table = render_report(ReportKind::Tools, &m, Format::Table, &wide, None).expect("table");
     let first_row = table
         .lines()
         .find(|l| l.contains("add_timeline_note"))
@@ -242,10 +249,12 @@ fn json_and_table_render_the_same_rows() {
     assert!(table.ends_with(
         "note: guardrail approvals name tools, not servers: get_ticket run on several servers and show the tool's total on each row\n"
     ));
-    let empty = reports::render(
+    let empty = render_report(
         ReportKind::Skills,
         &Model::build(Vec::new()),
-        ReportFormat::Table,
+        Format::Table,
+        &Style::default(),
+        None,
     )
     .expect("table");
     assert_eq!(empty, "no skills (no span carries skill.name)\n");

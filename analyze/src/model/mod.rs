@@ -3,6 +3,7 @@
 //!
 //! Built once per `check` from the loaded `SpanRow`s; rules only read it.
 
+pub mod approvals;
 pub mod calls;
 pub mod roles;
 pub mod span;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{finish, ms, new_table, Report};
+use super::{ms, Report};
 use crate::model::Model;
 
 /// One row of `report conversations`.
@@ -101,33 +101,4 @@ pub fn build(model: &Model) -> Report<ConversationRow> {
 
 fn rfc3339(ns: i64) -> String {
     chrono::DateTime::from_timestamp_nanos(ns).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// The terminal table.
-pub fn table(r: &Report<ConversationRow>) -> String {
-    let mut t = new_table(&[
-        "conversation",
-        "started",
-        "duration ms",
-        "traces",
-        "agent runs",
-        "agents",
-        "model calls",
-        "tool calls",
-        "tool errors",
-    ]);
-    for row in &r.rows {
-        t.add_row(vec![
-            row.conversation_id.clone(),
-            row.started.clone(),
-            format!("{}", row.duration_ms),
-            row.traces.to_string(),
-            row.agent_runs.to_string(),
-            row.agents.join(", "),
-            row.model_calls.to_string(),
-            row.tool_calls.to_string(),
-            row.tool_errors.to_string(),
-        ]);
-    }
-    finish(t, r.rows.len(), "no conversations", &r.notes)
 }

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{finish, new_table, skill_of, Report};
+use super::{skill_of, Report};
+use crate::model::approvals::Approvals;
 use crate::model::Model;
-use crate::rules::approvals::Approvals;
 
 /// One row of `report guardrails`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -98,31 +98,4 @@ pub fn build(model: &Model) -> Report<GuardrailRow> {
         ));
     }
     Report { rows, notes }
-}
-
-/// The terminal table.
-pub fn table(r: &Report<GuardrailRow>) -> String {
-    let mut t = new_table(&[
-        "guardrail",
-        "skill",
-        "allow",
-        "require approval",
-        "block",
-        "other",
-        "approvals granted",
-        "tools",
-    ]);
-    for row in &r.rows {
-        t.add_row(vec![
-            row.guardrail.clone(),
-            row.skill.clone().unwrap_or_else(|| "-".into()),
-            row.allow.to_string(),
-            row.require_approval.to_string(),
-            row.block.to_string(),
-            row.other.to_string(),
-            row.approvals_granted.to_string(),
-            row.tools.join(", "),
-        ]);
-    }
-    finish(t, r.rows.len(), "no guardrail decisions", &r.notes)
 }

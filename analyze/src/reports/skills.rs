@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{finish, new_table, skill_of, Report};
+use super::{skill_of, Report};
 use crate::model::{Call, Model, Scope};
 
 /// One row of `report skills`.
@@ -122,34 +122,4 @@ fn guardrail_skill<'a>(
         .filter(|(sc, t, at, _)| *sc == scope && *t == tool && *at <= start)
         .max_by_key(|(_, _, at, _)| *at)
         .map(|(_, _, _, skill)| *skill)
-}
-
-/// The terminal table.
-pub fn table(r: &Report<SkillRow>) -> String {
-    let mut t = new_table(&[
-        "skill",
-        "conversations",
-        "agents",
-        "tool calls",
-        "tool errors",
-        "model calls",
-        "guardrail decisions",
-    ]);
-    for row in &r.rows {
-        t.add_row(vec![
-            row.skill.clone(),
-            row.conversations.to_string(),
-            row.agents.join(", "),
-            row.tool_calls.to_string(),
-            row.tool_errors.to_string(),
-            row.model_calls.to_string(),
-            row.guardrail_decisions.to_string(),
-        ]);
-    }
-    finish(
-        t,
-        r.rows.len(),
-        "no skills (no span carries skill.name)",
-        &r.notes,
-    )
 }

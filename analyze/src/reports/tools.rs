@@ -18,9 +18,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{finish, ms, new_table, opt_ms, percentile, Report};
+use super::{ms, percentile, Report};
+use crate::model::approvals::Approvals;
 use crate::model::{McpRole, Model, StatusCode};
-use crate::rules::approvals::Approvals;
 
 /// One row of `report tools`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -170,45 +170,4 @@ pub fn build(model: &Model) -> Report<ToolRow> {
         ));
     }
     Report { rows, notes }
-}
-
-/// The terminal table.
-pub fn table(r: &Report<ToolRow>) -> String {
-    let mut t = new_table(&[
-        "tool",
-        "server",
-        "calls",
-        "tool errors",
-        "protocol errors",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "structured",
-        "approvals asked / granted",
-    ]);
-    for row in &r.rows {
-        let structured = if row.results_observed == 0 {
-            "not observable".to_string()
-        } else {
-            format!(
-                "{}/{} ({:.0}%)",
-                row.results_structured,
-                row.results_observed,
-                100.0 * row.results_structured as f64 / row.results_observed as f64
-            )
-        };
-        t.add_row(vec![
-            row.tool.clone(),
-            row.server.clone().unwrap_or_else(|| "-".into()),
-            row.calls.to_string(),
-            row.tool_errors.to_string(),
-            row.protocol_errors.to_string(),
-            opt_ms(row.p50_ms),
-            opt_ms(row.p95_ms),
-            opt_ms(row.p99_ms),
-            structured,
-            format!("{} / {}", row.approvals_asked, row.approvals_granted),
-        ]);
-    }
-    finish(t, r.rows.len(), "no tool calls", &r.notes)
 }

@@ -120,11 +120,6 @@ impl Coverage {
     pub fn note(&mut self, reason: impl Into<String>) {
         self.reasons.push(reason.into());
     }
-
-    /// True when nothing could be decided: every candidate lacked data, or there were none.
-    pub fn is_blind(&self) -> bool {
-        self.examined == 0 || self.not_observable >= self.examined
-    }
 }
 
 /// What one rule returns.

@@ -4,12 +4,16 @@
 //! (`tripline explain CODE` prints the docs) and registered by one line in [`RULES`]. Every rule
 //! reports **coverage** next to its findings: how many candidates it examined and how many lacked
 //! the data it needs, with the reason, so silence is never mistaken for health.
-//! To add a rule: a new `tlNNN_slug.rs` implementing [`Rule`] with its [`RuleDocs`], one line in
-//! [`RULES`], and fixtures plus a snapshot under `analyze/tests/`.
+//! To add a rule: a new `tlNNN_slug.rs` implementing [`Rule`] with its [`RuleDocs`], one `mod`
+//! line and one line in [`RULES`], and a fixture plus its snapshot under `analyze/tests/`
+//! (docs/adding-a-rule.md has the steps).
+//!
+//! A rule run by another command than `check` (TL011 catalog drift, run by `tripline diff` over
+//! two stores) is registered in [`OTHER_RULES`]: its identity (code, name, severity, docs) lives
+//! in its file like every other rule's, and `tripline rules` / `explain` list it from there.
 
-pub mod approvals;
-pub mod context;
 pub mod finding;
+pub mod input;
 
 mod tl001_unstructured_tool_result;
 mod tl002_unconfirmed_write;
@@ -21,6 +25,7 @@ mod tl007_deprecated_attribute;
 mod tl008_tool_error_retried;
 mod tl009_masked_tool_error;
 mod tl010_lethal_trifecta;
+pub mod tl011_catalog_drift;
 mod tl012_ambiguous_decision_scope;
 mod tl013_captured_sensitive_content;
 mod tl014_runaway_tool_loop;
@@ -29,8 +34,11 @@ mod tl015_semconv_violation;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub use context::{Catalog, Context, RuleOptions};
 pub use finding::{Coverage, Finding, RuleOutcome};
+pub use input::{Catalog, RuleInput, RuleOptions};
+pub use tl011_catalog_drift::CatalogDrift;
+pub(crate) use tl014_runaway_tool_loop::{default_max_calls_per_tool, default_max_model_turns};
+pub use tl014_runaway_tool_loop::{DEFAULT_MAX_CALLS_PER_TOOL, DEFAULT_MAX_MODEL_TURNS};
 
 /// How bad a finding is. Ordered: `Info < Warning < Error < Critical`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -77,7 +85,17 @@ pub struct RuleDocs {
     pub fix: &'static str,
 }
 
-/// A detection rule. Implementations are unit structs registered in [`RULES`].
+/// Which command runs a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunBy {
+    /// `tripline check`, over one store.
+    Check,
+    /// `tripline diff BASELINE CANDIDATE`, over two stores.
+    Diff,
+}
+
+/// A detection rule. Implementations are unit structs registered in [`RULES`] (or
+/// [`OTHER_RULES`] when another command runs them).
 pub trait Rule: Sync {
     /// `TL001`...
     fn code(&self) -> &'static str;
@@ -89,11 +107,25 @@ pub trait Rule: Sync {
     fn columns(&self) -> &'static [&'static str] {
         &[]
     }
-    /// Runs the rule. Must not panic on any input.
-    fn check(&self, ctx: &Context) -> RuleOutcome;
+    /// The command that runs the rule.
+    fn run_by(&self) -> RunBy {
+        RunBy::Check
+    }
+    /// One line for `tripline rules`: the first clause of [`RuleDocs::what`].
+    fn summary(&self) -> &'static str {
+        let what = self.docs().what;
+        let cut = [what.find(": "), what.find(". ")]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(what.len());
+        what[..cut].trim_end_matches('.')
+    }
+    /// Runs the rule over one store's model. Must not panic on any input.
+    fn check(&self, input: &RuleInput) -> RuleOutcome;
 }
 
-/// Every rule, in code order. Adding a rule = one line here.
+/// The rules `check` runs, in code order. Adding a rule = one line here.
 pub static RULES: &[&dyn Rule] = &[
     &tl001_unstructured_tool_result::UnstructuredToolResult,
     &tl002_unconfirmed_write::UnconfirmedWrite,
@@ -111,10 +143,21 @@ pub static RULES: &[&dyn Rule] = &[
     &tl015_semconv_violation::SemconvViolation,
 ];
 
-/// Looks a rule up by code (case-insensitive).
+/// Rules that another command runs (see [`Rule::run_by`]), in code order.
+pub static OTHER_RULES: &[&dyn Rule] = &[&tl011_catalog_drift::CatalogDrift];
+
+/// Every registered rule, whatever runs it, in code order (`tripline rules`).
+pub fn all() -> Vec<&'static dyn Rule> {
+    let mut all: Vec<&'static dyn Rule> = RULES.iter().chain(OTHER_RULES).copied().collect();
+    all.sort_by_key(|r| r.code());
+    all
+}
+
+/// Looks a rule up by code (case-insensitive), whatever command runs it.
 pub fn find(code: &str) -> Option<&'static dyn Rule> {
     RULES
         .iter()
+        .chain(OTHER_RULES)
         .copied()
         .find(|r| r.code().eq_ignore_ascii_case(code.trim()))
 }
@@ -138,10 +181,10 @@ impl Report {
     }
 }
 
-/// Runs `rules` over `ctx`, on as many threads as the machine has (rules only read the model), and
+/// Runs `rules` over `input`, on as many threads as the machine has (rules only read the model), and
 /// reports in rule order whatever thread finished first.
-pub fn run(rules: &[&dyn Rule], ctx: &Context) -> Report {
-    let outcomes = run_parallel(rules, ctx);
+pub fn run(rules: &[&dyn Rule], input: &RuleInput) -> Report {
+    let outcomes = run_parallel(rules, input);
     let mut report = Report::default();
     for (rule, outcome) in rules.iter().zip(outcomes) {
         report.findings.extend(outcome.findings);
@@ -158,12 +201,12 @@ pub fn run(rules: &[&dyn Rule], ctx: &Context) -> Report {
 
 /// One outcome per rule, in rule order. Workers take the next rule from a shared counter, so a slow
 /// rule does not hold back the others.
-fn run_parallel(rules: &[&dyn Rule], ctx: &Context) -> Vec<RuleOutcome> {
+fn run_parallel(rules: &[&dyn Rule], input: &RuleInput) -> Vec<RuleOutcome> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(rules.len());
     if threads <= 1 {
-        return rules.iter().map(|r| r.check(ctx)).collect();
+        return rules.iter().map(|r| r.check(input)).collect();
     }
     let next = AtomicUsize::new(0);
     let mut done: Vec<(usize, RuleOutcome)> = std::thread::scope(|scope| {
@@ -176,7 +219,7 @@ fn run_parallel(rules: &[&dyn Rule], ctx: &Context) -> Vec<RuleOutcome> {
                         let Some(rule) = rules.get(i) else {
                             return mine;
                         };
-                        mine.push((i, rule.check(ctx)));
+                        mine.push((i, rule.check(input)));
                     }
                 })
             })

@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
-use super::context::short_list;
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::input::short_list;
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 
 pub struct UnstructuredToolResult;
 
@@ -40,9 +40,9 @@ impl Rule for UnstructuredToolResult {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
-        let calls: Vec<_> = ctx.tool_calls().collect();
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
+        let calls: Vec<_> = input.tool_calls().collect();
         let mut cov = Coverage::new(calls.len());
         let mut findings = Vec::new();
         let mut structured_before: HashSet<&str> = HashSet::new();
@@ -64,12 +64,12 @@ impl Rule for UnstructuredToolResult {
                 // successful results).
                 Some(false) if call.is_error == Some(true) => {}
                 Some(false) => {
-                    let declared = ctx
+                    let declared = input
                         .catalog
                         .get(tool)
                         .and_then(|d| d.has_output_schema)
                         .unwrap_or(false)
-                        || model_declares_output_schema(ctx, call, tool);
+                        || model_declares_output_schema(input, call, tool);
                     let reason = if declared {
                         Some("although the tool declares an outputSchema")
                     } else if structured_before.contains(tool) {
@@ -103,10 +103,11 @@ impl Rule for UnstructuredToolResult {
 }
 
 /// Whether the model call before `call` listed the tool with an output schema.
-fn model_declares_output_schema(ctx: &Context, call: &crate::model::Call, tool: &str) -> bool {
-    ctx.model
+fn model_declares_output_schema(input: &RuleInput, call: &crate::model::Call, tool: &str) -> bool {
+    input
+        .model
         .preceding_model_call(call)
-        .and_then(|m| ctx.model.spans[m].tool_definitions.as_ref())
+        .and_then(|m| input.model.spans[m].tool_definitions.as_ref())
         .is_some_and(|defs| {
             defs.iter()
                 .any(|d| d.name == tool && d.has_output_schema == Some(true))

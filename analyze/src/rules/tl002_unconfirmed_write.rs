@@ -1,9 +1,9 @@
 //! TL002 unconfirmed-write: a tool whose effective policy is `requires_approval` executed without
 //! an approval before it.
 
-use super::approvals::Approvals;
-use super::context::UnknownPolicies;
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::input::UnknownPolicies;
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use crate::model::approvals::Approvals;
 use crate::policy::{PolicyClass, PolicySource};
 
 pub struct UnconfirmedWrite;
@@ -43,16 +43,16 @@ impl Rule for UnconfirmedWrite {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
-        let calls: Vec<_> = ctx.tool_calls().collect();
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
+        let calls: Vec<_> = input.tool_calls().collect();
         let mut cov = Coverage::new(calls.len());
         let mut findings = Vec::new();
         let mut approvals = Approvals::collect(model);
         let mut unknown = UnknownPolicies::default();
         for call in &calls {
             let tool = call.tool.as_deref().unwrap_or("?");
-            let Some(eff) = unknown.effective(ctx, tool) else {
+            let Some(eff) = unknown.effective(input, tool) else {
                 continue;
             };
             if eff.class != PolicyClass::RequiresApproval || call.input_required {

@@ -1,7 +1,7 @@
 //! TL003 prohibited-tool-executed: a tool whose effective policy is `prohibited` executed.
 
-use super::context::UnknownPolicies;
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::input::UnknownPolicies;
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::policy::{PolicyClass, PolicySource};
 
 pub struct ProhibitedToolExecuted;
@@ -34,15 +34,15 @@ impl Rule for ProhibitedToolExecuted {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
-        let calls: Vec<_> = ctx.tool_calls().collect();
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
+        let calls: Vec<_> = input.tool_calls().collect();
         let mut cov = Coverage::new(calls.len());
         let mut findings = Vec::new();
         let mut unknown = UnknownPolicies::default();
         for call in &calls {
             let tool = call.tool.as_deref().unwrap_or("?");
-            let Some(eff) = unknown.effective(ctx, tool) else {
+            let Some(eff) = unknown.effective(input, tool) else {
                 continue;
             };
             if eff.class != PolicyClass::Prohibited || call.input_required {

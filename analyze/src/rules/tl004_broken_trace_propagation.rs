@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{CallKind, McpRole};
 
 pub struct BrokenTracePropagation;
@@ -42,11 +42,11 @@ impl Rule for BrokenTracePropagation {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
         let mut examined = 0;
         let mut host_without_server = 0;
-        for call in ctx.tool_calls() {
+        for call in input.tool_calls() {
             let has_server = call
                 .members
                 .iter()

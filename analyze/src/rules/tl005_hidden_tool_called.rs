@@ -1,7 +1,7 @@
 //! TL005 hidden-tool-called: a tool executed that the model could not see, or that the agent's
 //! allowlist excludes.
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::McpRole;
 use crate::policy::tool_part;
 
@@ -34,9 +34,9 @@ impl Rule for HiddenToolCalled {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
-        let calls: Vec<_> = ctx.tool_calls().collect();
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
+        let calls: Vec<_> = input.tool_calls().collect();
         let mut cov = Coverage::new(calls.len());
         let mut findings = Vec::new();
         let mut no_host = 0;
@@ -71,7 +71,7 @@ impl Rule for HiddenToolCalled {
             }
             let run = model.call_agent_run(call);
             if let Some(agent) = run.and_then(|r| model.spans[r].agent_name.as_deref()) {
-                if let Some(allow) = ctx.policy.agent_allowlist(agent) {
+                if let Some(allow) = input.policy.agent_allowlist(agent) {
                     let allowed = allow
                         .iter()
                         .any(|a| a == tool || tool_part(a) == tool_part(tool));

@@ -1,8 +1,8 @@
 //! TL006 annotation-policy-mismatch: the server's annotations imply one policy class and the host
 //! registry says another.
 
-use super::context::short_list;
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::input::short_list;
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::policy::{annotation_class, PolicySource};
 
 pub struct AnnotationPolicyMismatch;
@@ -37,14 +37,14 @@ impl Rule for AnnotationPolicyMismatch {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
-        let mut cov = Coverage::new(ctx.catalog.tools.len());
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
+        let mut cov = Coverage::new(input.catalog.tools.len());
         let mut findings = Vec::new();
         let mut no_entry: Vec<&str> = Vec::new();
-        for (name, def) in &ctx.catalog.tools {
+        for (name, def) in &input.catalog.tools {
             let implied = annotation_class(def);
-            let Some(registry) = ctx.policy.registry_class(name) else {
+            let Some(registry) = input.policy.registry_class(name) else {
                 no_entry.push(name);
                 continue;
             };
@@ -59,7 +59,7 @@ impl Rule for AnnotationPolicyMismatch {
                     hint(def.destructive_hint)
                 ),
             };
-            let Some(&span) = ctx.catalog.sources.get(name) else {
+            let Some(&span) = input.catalog.sources.get(name) else {
                 continue;
             };
             findings.push(
@@ -82,12 +82,12 @@ impl Rule for AnnotationPolicyMismatch {
                 short_list(no_entry.iter().copied())
             ),
         );
-        let unlisted: Vec<&str> = ctx
+        let unlisted: Vec<&str> = input
             .policy
             .tools
             .keys()
             .map(String::as_str)
-            .filter(|k| ctx.catalog.get(k).is_none())
+            .filter(|k| input.catalog.get(k).is_none())
             .collect();
         if !unlisted.is_empty() {
             cov.note(format!(
@@ -96,7 +96,7 @@ impl Rule for AnnotationPolicyMismatch {
                 short_list(unlisted.iter().copied())
             ));
         }
-        if ctx.policy.is_empty() {
+        if input.policy.is_empty() {
             cov.note("no policy file: nothing to compare the annotations with");
         }
         RuleOutcome::new(findings, cov)

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use schemas::registry::{deprecated_alias, DeprecatedAlias};
 use schemas::schema::col;
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::SpanRow;
 
 pub struct DeprecatedAttribute;
@@ -63,8 +63,8 @@ impl Rule for DeprecatedAttribute {
         ]
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
         let mut cov = Coverage::new(model.spans.len());
         let mut findings = Vec::new();
         // deprecated name -> spans that also carry the replacement / draft names -> spans.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Call, Scope};
 
 pub struct ToolErrorRetried;
@@ -39,9 +39,9 @@ impl Rule for ToolErrorRetried {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
-        let calls: Vec<&Call> = ctx.tool_calls().collect();
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
+        let calls: Vec<&Call> = input.tool_calls().collect();
         let mut cov = Coverage::new(calls.len());
         let mut findings = Vec::new();
         // (scope, tool) -> calls in start order.
@@ -90,7 +90,7 @@ impl Rule for ToolErrorRetried {
                 );
             }
             // Without arguments: runs of consecutive errors.
-            let threshold = ctx.options.blind_retry_threshold.max(2);
+            let threshold = input.options.blind_retry_threshold.max(2);
             let mut run: Vec<&Call> = Vec::new();
             let flush = |run: &mut Vec<&Call>,
                          findings: &mut Vec<Finding>,
@@ -133,7 +133,7 @@ impl Rule for ToolErrorRetried {
             format!(
                 "arguments not captured on {no_args_unjudged} of {} tool calls (only runs of {}+ consecutive errors judged)",
                 calls.len(),
-                ctx.options.blind_retry_threshold.max(2)
+                input.options.blind_retry_threshold.max(2)
             ),
         );
         if no_result > 0 {

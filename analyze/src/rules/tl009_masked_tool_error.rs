@@ -4,7 +4,7 @@
 //! records the result but leaves the span status OK/unset and sets no `error.type` makes the
 //! failure invisible to every error-rate dashboard and alert built on span status.
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::StatusCode;
 
 pub struct MaskedToolError;
@@ -37,9 +37,9 @@ impl Rule for MaskedToolError {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
-        let calls: Vec<_> = ctx.tool_calls().collect();
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
+        let calls: Vec<_> = input.tool_calls().collect();
         let mut cov = Coverage::new(calls.len());
         let blind = calls.iter().filter(|c| c.is_error.is_none()).count();
         cov.not_observable(

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Call, CallKind, Scope};
 
 pub struct LethalTrifecta;
@@ -40,25 +40,25 @@ impl Rule for LethalTrifecta {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
         let mut scopes: BTreeMap<Scope, Vec<&Call>> = BTreeMap::new();
         for call in &model.calls {
             scopes.entry(model.call_scope(call)).or_default().push(call);
         }
         scopes.retain(|_, calls| calls.iter().any(|c| c.is_tool()));
         let mut cov = Coverage::new(scopes.len());
-        let private_known = ctx
+        let private_known = input
             .policy
             .tools
             .values()
             .any(|t| t.tags.iter().any(|g| g == "private-data"));
-        let exfil_known = ctx
+        let exfil_known = input
             .policy
             .tools
             .values()
             .any(|t| t.tags.iter().any(|g| g == "exfiltration"))
-            || ctx
+            || input
                 .catalog
                 .tools
                 .values()
@@ -88,18 +88,18 @@ impl Rule for LethalTrifecta {
             for call in calls {
                 let tool = call.tool.as_deref().unwrap_or("");
                 if private.is_none() {
-                    if call.is_tool() && ctx.has_tag(tool, "private-data") {
+                    if call.is_tool() && input.has_tag(tool, "private-data") {
                         private = Some(call);
                     }
                     continue;
                 }
                 if untrusted.is_none() {
-                    if is_untrusted(ctx, call) {
+                    if is_untrusted(input, call) {
                         untrusted = Some(call);
                     }
                     continue;
                 }
-                if call.is_tool() && is_exfiltration(ctx, tool) {
+                if call.is_tool() && is_exfiltration(input, tool) {
                     let (Some(p), Some(u)) = (private, untrusted) else {
                         continue;
                     };
@@ -133,16 +133,16 @@ impl Rule for LethalTrifecta {
     }
 }
 
-fn is_untrusted(ctx: &Context, call: &Call) -> bool {
+fn is_untrusted(input: &RuleInput, call: &Call) -> bool {
     match &call.kind {
         CallKind::Request(m) => m == "resources/read" || m == "prompts/get",
         CallKind::Tool => {
             let tool = call.tool.as_deref().unwrap_or("");
-            if ctx.has_tag(tool, "trusted") {
+            if input.has_tag(tool, "trusted") {
                 return false;
             }
-            ctx.has_tag(tool, "untrusted")
-                || ctx
+            input.has_tag(tool, "untrusted")
+                || input
                     .catalog
                     .get(tool)
                     .is_some_and(|d| d.open_world_hint == Some(true))
@@ -150,9 +150,9 @@ fn is_untrusted(ctx: &Context, call: &Call) -> bool {
     }
 }
 
-fn is_exfiltration(ctx: &Context, tool: &str) -> bool {
-    ctx.has_tag(tool, "exfiltration")
-        || ctx
+fn is_exfiltration(input: &RuleInput, tool: &str) -> bool {
+    input.has_tag(tool, "exfiltration")
+        || input
             .catalog
             .get(tool)
             .is_some_and(|d| d.open_world_hint == Some(true) && d.read_only_hint != Some(true))

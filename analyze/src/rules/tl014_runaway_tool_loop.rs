@@ -4,26 +4,51 @@
 //! Why a rule: an agent that loops burns tokens, rate limits and (for write tools) side effects
 //! without any error being raised; the per-run counts are only visible once spans are grouped by
 //! agent run, which is what the trace model does. Thresholds come from the policy file's
-//! `[limits]` (`max_calls_per_tool`, `max_model_turns`), defaults 10 and 25.
+//! `[limits]` (`max_calls_per_tool`, `max_model_turns`) or `check`'s flags; the defaults are
+//! declared once, below, and the docs, [`super::RuleOptions`] and the CLI help read them.
 
 use std::collections::BTreeMap;
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Model, TraceId};
 
 pub struct RunawayToolLoop;
+
+/// The default of `max_calls_per_tool`, as a literal so `concat!` can put it in help texts.
+macro_rules! default_max_calls_per_tool {
+    () => {
+        10
+    };
+}
+/// The default of `max_model_turns`, as a literal so `concat!` can put it in help texts.
+macro_rules! default_max_model_turns {
+    () => {
+        25
+    };
+}
+pub(crate) use {default_max_calls_per_tool, default_max_model_turns};
+
+/// TL014: more calls of one tool than this in one agent run, unless `[limits]` or a flag says.
+pub const DEFAULT_MAX_CALLS_PER_TOOL: usize = default_max_calls_per_tool!();
+/// TL014: more model turns than this in one agent run, unless `[limits]` or a flag says.
+pub const DEFAULT_MAX_MODEL_TURNS: usize = default_max_model_turns!();
 
 /// Most related spans listed on one finding.
 const MAX_RELATED: usize = 50;
 
 static DOCS: RuleDocs = RuleDocs {
-    what: "One agent run (an invoke_agent span and everything under it, stitched across \
-           processes) calls the same tool more than max_calls_per_tool times (default 10), or \
-           makes more than max_model_turns model calls (default 25). Tool calls are logical calls \
-           (host execute_tool + MCP client + MCP server spans count once). Calls and model turns \
-           outside any invoke_agent span are grouped per trace instead, and the coverage says so. \
-           Thresholds: `check --max-calls-per-tool N --max-model-turns N`, or the policy \
-           file's [limits] max_calls_per_tool / max_model_turns (flags win).",
+    what: concat!(
+        "One agent run (an invoke_agent span and everything under it, stitched across \
+         processes) calls the same tool more than max_calls_per_tool times (default ",
+        default_max_calls_per_tool!(),
+        "), or makes more than max_model_turns model calls (default ",
+        default_max_model_turns!(),
+        "). Tool calls are logical calls (host execute_tool + MCP client + MCP server spans \
+         count once). Calls and model turns outside any invoke_agent span are grouped per \
+         trace instead, and the coverage says so. Thresholds: `check --max-calls-per-tool N \
+         --max-model-turns N`, or the policy file's [limits] max_calls_per_tool / \
+         max_model_turns (flags win)."
+    ),
     why: "A loop costs tokens, rate limit and, for write tools, repeated side effects, and raises \
           no error: the run eventually ends by a timeout or a context-length limit, and only the \
           bill shows it.",
@@ -75,15 +100,15 @@ impl Rule for RunawayToolLoop {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
-        let max_calls = ctx.options.max_calls_per_tool;
-        let max_turns = ctx.options.max_model_turns;
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
+        let max_calls = input.options.max_calls_per_tool;
+        let max_turns = input.options.max_model_turns;
         // unit -> tool -> call anchors; unit -> model call spans.
         let mut calls: BTreeMap<Unit, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
         let mut turns: BTreeMap<Unit, Vec<usize>> = BTreeMap::new();
         let mut unnamed = 0usize;
-        for call in ctx.tool_calls() {
+        for call in input.tool_calls() {
             let unit = Unit::of(model, model.call_agent_run(call), call.anchor);
             let per_tool = calls.entry(unit).or_default();
             match call.tool.as_deref() {

@@ -19,7 +19,7 @@ type Keys<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
 
 use schemas::schema::col;
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{SpanRow, StatusCode};
 
 pub struct SemconvViolation;
@@ -80,8 +80,8 @@ impl Rule for SemconvViolation {
         &[col::ATTRIBUTES]
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
         // (service, scope, what) -> spans
         let mut groups: BTreeMap<(String, String, String), Vec<usize>> = BTreeMap::new();
         let mut examined = 0;

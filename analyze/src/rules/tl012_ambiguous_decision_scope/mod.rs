@@ -9,7 +9,7 @@ mod similarity;
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Scope, ToolDef};
 
 pub struct AmbiguousDecisionScope;
@@ -47,8 +47,8 @@ impl Rule for AmbiguousDecisionScope {
         &DOCS
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
         let mut examined = 0;
         let mut blind = 0;
         // Pairs per distinct tool list (many model calls share one catalog).
@@ -94,7 +94,7 @@ impl Rule for AmbiguousDecisionScope {
             if !rest.is_empty() {
                 message.push_str(&format!(" (seen by {} model calls)", spans.len()));
             }
-            if let Some(hint) = scope_hint(ctx, &a, &b) {
+            if let Some(hint) = scope_hint(input, &a, &b) {
                 message.push_str(&format!("; {hint}"));
             }
             findings.push(
@@ -121,8 +121,8 @@ fn near_duplicates(defs: &[&ToolDef]) -> Vec<(String, String, String)> {
 }
 
 /// "task scope X lists only a": a policy scope that already separates the pair.
-fn scope_hint(ctx: &Context, a: &str, b: &str) -> Option<String> {
-    ctx.policy.scopes.iter().find_map(|(name, scope)| {
+fn scope_hint(input: &RuleInput, a: &str, b: &str) -> Option<String> {
+    input.policy.scopes.iter().find_map(|(name, scope)| {
         let has = |t: &str| scope.tools.iter().any(|s| s == t);
         match (has(a), has(b)) {
             (true, false) => Some(format!(

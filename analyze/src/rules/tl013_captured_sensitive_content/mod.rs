@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use schemas::convert::REDACTED;
 use schemas::schema::col;
 
-use super::{Context, Coverage, Finding, Rule, RuleDocs, RuleOutcome, Severity};
+use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::SpanRow;
 use patterns::Kind;
 
@@ -63,8 +63,8 @@ impl Rule for CapturedSensitiveContent {
         ]
     }
 
-    fn check(&self, ctx: &Context) -> RuleOutcome {
-        let model = ctx.model;
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        let model = input.model;
         let mut examined = 0;
         let mut redacted = 0;
         let mut findings = Vec::new();

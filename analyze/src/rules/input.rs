@@ -21,8 +21,8 @@ pub struct RuleOptions {
 impl Default for RuleOptions {
     fn default() -> Self {
         Self {
-            max_calls_per_tool: 10,
-            max_model_turns: 25,
+            max_calls_per_tool: super::tl014_runaway_tool_loop::DEFAULT_MAX_CALLS_PER_TOOL,
+            max_model_turns: super::tl014_runaway_tool_loop::DEFAULT_MAX_MODEL_TURNS,
             blind_retry_threshold: 3,
         }
     }
@@ -80,14 +80,14 @@ impl Catalog {
 }
 
 /// Everything a rule may read.
-pub struct Context<'a> {
+pub struct RuleInput<'a> {
     pub model: &'a Model,
     pub policy: &'a Policy,
     pub catalog: Catalog,
     pub options: RuleOptions,
 }
 
-impl<'a> Context<'a> {
+impl<'a> RuleInput<'a> {
     pub fn new(model: &'a Model, policy: &'a Policy) -> Self {
         Self {
             model,
@@ -123,8 +123,8 @@ pub struct UnknownPolicies<'a> {
 
 impl<'a> UnknownPolicies<'a> {
     /// The effective policy of `tool`, or `None` after counting the call as not observable.
-    pub fn effective(&mut self, ctx: &Context, tool: &'a str) -> Option<Effective> {
-        let eff = ctx.effective_policy(tool);
+    pub fn effective(&mut self, input: &RuleInput, tool: &'a str) -> Option<Effective> {
+        let eff = input.effective_policy(tool);
         if eff.is_none() {
             self.calls += 1;
             if !self.tools.contains(&tool) {

@@ -5,17 +5,12 @@ use std::fmt::Write;
 
 use collector::store::verify::VerifyReport;
 
-/// Output formats of `tripline verify`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum VerifyFormat {
-    Table,
-    Json,
-}
+use super::Format;
 
 /// Renders a verify report, newline-terminated.
-pub fn render_verify(report: &VerifyReport, format: VerifyFormat) -> String {
+pub fn render_verify(report: &VerifyReport, format: Format) -> String {
     match format {
-        VerifyFormat::Json => {
+        Format::Json => {
             let mut v = serde_json::to_value(report).unwrap_or_default();
             if let Some(o) = v.as_object_mut() {
                 o.insert("healthy".into(), report.healthy().into());
@@ -24,7 +19,7 @@ pub fn render_verify(report: &VerifyReport, format: VerifyFormat) -> String {
             s.push('\n');
             s
         }
-        VerifyFormat::Table => {
+        Format::Table | Format::Sarif | Format::Markdown | Format::Csv => {
             let mut out = String::new();
             let _ = writeln!(
                 out,

@@ -1,6 +1,7 @@
-//! Approvals recorded in spans, shared by TL002 and the guardrail report: a guardrail decision
-//! `require_approval` followed by `allow` for the same tool (or tool call id) in the same scope, or
-//! an MCP `input_required` round of the same tool that was answered by a later call.
+//! Approvals recorded in spans: a fact of the model, read by TL002 and by the tools and guardrail
+//! reports. An approval is a guardrail decision `require_approval` followed by `allow` for the same
+//! tool (or tool call id) in the same scope, or an MCP `input_required` round of the same tool that
+//! was answered by a later call.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,6 @@
-//! `tripline diff BASELINE CANDIDATE`: TL011 catalog-drift between two runs.
+//! TL011 catalog-drift: the tool catalog offered to models changed between two runs (run by
+//! `tripline diff BASELINE CANDIDATE`; loading both stores is `check::diff_stores`, printing is
+//! `render::diff`).
 //!
 //! Why a diff and not a rule over one store: adding a tool or rewording a description is
 //! backward compatible for an API client, but the model picks tools from names, descriptions and
@@ -12,27 +14,41 @@
 //! "no drift", so silence is never mistaken for stability.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{ContentArrangement, Table};
-
-use crate::error::LoadError;
-use crate::load::{scan_store, Projection, ScanFilter};
+use super::{Coverage, Finding, Report, Rule, RuleDocs, RuleInput, RuleOutcome, RunBy, Severity};
 use crate::model::{Model, SpanId, SpanRow, ToolDef, TraceId};
-use crate::rules::{Coverage, Finding, Report, RuleDocs, Severity};
 use crate::store::Scanned;
 
-/// Rule code of catalog drift.
-pub const CODE: &str = "TL011";
-/// Rule name of catalog drift.
-pub const NAME: &str = "catalog-drift";
-/// Severity of every catalog-drift finding.
-pub const SEVERITY: Severity = Severity::Warning;
+/// TL011: registered in [`super::OTHER_RULES`], run by `tripline diff`.
+pub struct CatalogDrift;
 
-/// TL011's documentation (`tripline explain TL011`, `tripline rules`): it lives here because the
-/// rule compares two stores and so is not in the single-store registry.
-pub static DOCS: RuleDocs = RuleDocs {
+impl Rule for CatalogDrift {
+    fn code(&self) -> &'static str {
+        "TL011"
+    }
+    fn name(&self) -> &'static str {
+        "catalog-drift"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn docs(&self) -> &'static RuleDocs {
+        &DOCS
+    }
+    fn run_by(&self) -> RunBy {
+        RunBy::Diff
+    }
+    fn summary(&self) -> &'static str {
+        "Tool catalog changed between two runs"
+    }
+    /// One store has no baseline to compare with: `check` never selects this rule (its CLI
+    /// points at `tripline diff`), and a direct call finds nothing.
+    fn check(&self, _input: &RuleInput) -> RuleOutcome {
+        RuleOutcome::default()
+    }
+}
+
+static DOCS: RuleDocs = RuleDocs {
     what: "Between a baseline run and a candidate run (two stores, `tripline diff BASELINE \
            CANDIDATE`), the tool catalog a model was offered changed: a tool was added or \
            removed, or its description, input schema, output schema or annotations \
@@ -55,33 +71,9 @@ const UNKNOWN_SCOPE: &str = "(unknown agent)";
 /// Longest description quoted in a message.
 const MAX_QUOTED: usize = 80;
 
-/// Why a diff could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum DiffError {
-    /// A data dir given to `tripline diff` does not exist.
-    #[error("{side} data dir {path} does not exist; pass a directory written by `tripline collect` or `tripline ingest`")]
-    MissingDir { side: &'static str, path: PathBuf },
-    /// A store has no model call with tool definitions: its catalog is unknown.
-    #[error("{side} data dir {path} has no model call with gen_ai.tool.definitions ({model_calls} model calls, {spans} spans); capture tool definitions on chat spans, or check that the directory holds the run you meant")]
-    NoCatalog {
-        side: &'static str,
-        path: PathBuf,
-        model_calls: usize,
-        spans: usize,
-    },
-    /// Loading a store failed.
-    #[error("{side} data dir {path}: {source}")]
-    Load {
-        side: &'static str,
-        path: PathBuf,
-        #[source]
-        source: LoadError,
-    },
-}
-
 /// Where a definition was seen: the model-call span and its conversation.
 #[derive(Clone, Debug)]
-struct Seen {
+pub(crate) struct Seen {
     def: ToolDef,
     trace_id: TraceId,
     span_id: SpanId,
@@ -92,7 +84,7 @@ struct Seen {
 #[derive(Debug, Default)]
 pub struct RunCatalog {
     /// (scope, tool) -> the last definition a model call in that scope was offered.
-    tools: BTreeMap<(String, String), Seen>,
+    pub(crate) tools: BTreeMap<(String, String), Seen>,
     /// Model calls in the run.
     pub model_calls: usize,
     /// Model calls that carried tool definitions.
@@ -198,40 +190,6 @@ pub struct DiffReport {
     pub candidate: RunCatalog,
 }
 
-/// Loads both stores and diffs their catalogs.
-pub async fn diff_stores(baseline: &Path, candidate: &Path) -> Result<DiffReport, DiffError> {
-    let b = load_side("baseline", baseline).await?;
-    let c = load_side("candidate", candidate).await?;
-    Ok(diff_catalogs(b, c))
-}
-
-async fn load_side(side: &'static str, path: &Path) -> Result<RunCatalog, DiffError> {
-    if !path.is_dir() {
-        return Err(DiffError::MissingDir {
-            side,
-            path: path.to_path_buf(),
-        });
-    }
-    let scan = scan_store(path, &ScanFilter::default(), &Projection::base())
-        .await
-        .map_err(|source| DiffError::Load {
-            side,
-            path: path.to_path_buf(),
-            source,
-        })?;
-    let mut cat = RunCatalog::collect(scan.parts.into_iter().flatten().flatten().collect());
-    cat.scanned = Some(scan.scanned);
-    if cat.with_definitions == 0 {
-        return Err(DiffError::NoCatalog {
-            side,
-            path: path.to_path_buf(),
-            model_calls: cat.model_calls,
-            spans: cat.spans,
-        });
-    }
-    Ok(cat)
-}
-
 /// Compares two catalogs: one finding per tool added, removed, or changed (definition or the
 /// decision scopes that see it).
 pub fn diff_catalogs(baseline: RunCatalog, candidate: RunCatalog) -> DiffReport {
@@ -263,7 +221,7 @@ pub fn diff_catalogs(baseline: RunCatalog, candidate: RunCatalog) -> DiffReport 
         }
     }
     let mut cov = Coverage::new(baseline.model_calls + candidate.model_calls);
-    cov.rule = CODE;
+    cov.rule = CatalogDrift.code();
     let blind = |c: &RunCatalog| c.model_calls - c.with_definitions;
     cov.not_observable(
         blind(&baseline) + blind(&candidate),
@@ -402,9 +360,9 @@ fn def_changes(old: &ToolDef, new: &ToolDef) -> Vec<String> {
 
 fn finding(tool: &str, seen: &Seen, message: String) -> Finding {
     Finding {
-        rule: CODE,
-        name: NAME,
-        severity: SEVERITY,
+        rule: CatalogDrift.code(),
+        name: CatalogDrift.name(),
+        severity: CatalogDrift.severity(),
         trace_id: seen.trace_id,
         span_id: seen.span_id,
         conversation_id: seen.conversation_id.clone(),
@@ -414,7 +372,7 @@ fn finding(tool: &str, seen: &Seen, message: String) -> Finding {
     }
 }
 
-fn join(scopes: &BTreeSet<&str>) -> String {
+pub(crate) fn join(scopes: &BTreeSet<&str>) -> String {
     scopes.iter().copied().collect::<Vec<_>>().join(", ")
 }
 
@@ -444,100 +402,4 @@ fn hint(h: Option<bool>) -> &'static str {
 /// Exit code of a diff: 1 when a finding is at or above `fail_on`, else 0.
 pub fn exit_code(report: &DiffReport, fail_on: Severity) -> u8 {
     u8::from(report.report.count_at_or_above(fail_on) > 0)
-}
-
-/// The terminal view: one row per drifted tool, then what each side held.
-pub fn render_table(diff: &DiffReport) -> String {
-    let table = |header: &[&str]| {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_width(140)
-            .set_header(header.to_vec());
-        t
-    };
-    let mut out = String::new();
-    let findings = &diff.report.findings;
-    if findings.is_empty() {
-        out.push_str("no catalog drift\n\n");
-    } else {
-        let mut t = table(&["rule", "change", "tool", "message", "evidence trace / span"]);
-        for (f, k) in findings.iter().zip(&diff.kinds) {
-            t.add_row(vec![
-                format!("{}\n{}", f.rule, f.name),
-                k.as_str().to_string(),
-                f.tool.clone().unwrap_or_default(),
-                f.message.clone(),
-                format!("{}\n{}", f.trace_id, f.span_id),
-            ]);
-        }
-        out.push_str(&format!(
-            "{} catalog-drift finding(s)\n{t}\n\n",
-            findings.len()
-        ));
-    }
-    let mut c = table(&[
-        "run",
-        "spans",
-        "model calls",
-        "with tool definitions",
-        "tools",
-        "decision scopes",
-    ]);
-    for (name, cat) in [("baseline", &diff.baseline), ("candidate", &diff.candidate)] {
-        let scopes: BTreeSet<&str> = cat.tools.keys().map(|(s, _)| s.as_str()).collect();
-        c.add_row(vec![
-            name.to_string(),
-            cat.spans.to_string(),
-            cat.model_calls.to_string(),
-            cat.with_definitions.to_string(),
-            cat.tool_names().len().to_string(),
-            join(&scopes),
-        ]);
-    }
-    out.push_str(&format!("catalogs\n{c}\n"));
-    out
-}
-
-/// `--format json`: the `check` JSON contract (`findings` + `coverage`), plus `scanned` with
-/// one object per side when both runs were read from stores.
-pub fn render_json(diff: &DiffReport) -> String {
-    #[derive(serde::Serialize)]
-    struct Sides<'a> {
-        baseline: &'a Scanned,
-        candidate: &'a Scanned,
-    }
-    let (Some(b), Some(c)) = (&diff.baseline.scanned, &diff.candidate.scanned) else {
-        return crate::output::render_json(&diff.report);
-    };
-    let mut v: serde_json::Value =
-        serde_json::from_str(&crate::output::render_json(&diff.report)).unwrap_or_default();
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert(
-            "scanned".into(),
-            serde_json::to_value(Sides {
-                baseline: b,
-                candidate: c,
-            })
-            .unwrap_or_default(),
-        );
-    }
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
-/// Output formats of `tripline diff`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DiffFormat {
-    Table,
-    Json,
-}
-
-/// Renders `diff` in `format`.
-pub fn render(diff: &DiffReport, format: DiffFormat) -> String {
-    match format {
-        DiffFormat::Table => render_table(diff),
-        DiffFormat::Json => render_json(diff),
-    }
 }

@@ -1,68 +1,12 @@
 //! `tripline trace ID`: one tree, stitched across processes, with the broken edge and every
-//! finding marked on its span.
-//!
-//! The store is read twice: the trace itself, then every span in its time window (plus the
-//! matching tolerance), so the server's orphaned half of a call (another trace) can be stitched
-//! back under the host span that made the request.
+//! finding marked on its span. The model and findings come from `check::check_trace` (the same
+//! load -> model -> rules path as `check`, over the trace's time window).
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
-use std::path::Path;
 
-use crate::error::LoadError;
-use crate::load::{load_store, scan_store, Projection, ScanFilter};
-use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, TraceId};
-use crate::policy::Policy;
-use crate::rules::{run, Context, Finding, Report, RULES};
-use crate::store::Scanned;
-
-/// Rendering a trace failed.
-#[derive(Debug, thiserror::Error)]
-pub enum TraceError {
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    #[error("trace {0} is not in the store; list traces with `tripline query \"SELECT DISTINCT encode(trace_id, 'hex') FROM spans\"`")]
-    NotFound(String),
-}
-
-/// Loads trace `id` and its time window from the store, runs the rules and renders the tree;
-/// also says what the window scan read. A trace that is not in the store is an error naming the
-/// store's size (or why the store is empty).
-pub async fn render_trace_from_store(
-    data_dir: &Path,
-    id: &str,
-    policy: &Policy,
-) -> Result<(String, Scanned), TraceError> {
-    let trace = TraceId::parse_hex(id).ok_or_else(|| LoadError::BadTraceId(id.to_string()))?;
-    let projection = crate::check::projection_for(RULES);
-    let own = load_store(
-        data_dir,
-        &ScanFilter {
-            trace: Some(trace),
-            ..ScanFilter::default()
-        },
-        &Projection::base(),
-    )
-    .await?;
-    let (Some(lo), Some(hi)) = (
-        own.iter().map(|s| s.start_ns).min(),
-        own.iter().map(|s| s.end_ns.max(s.start_ns)).max(),
-    ) else {
-        return Err(TraceError::NotFound(id.to_string()));
-    };
-    let window = ScanFilter {
-        since_ns: Some(lo.saturating_sub(SKEW_NS)),
-        until_ns: Some(hi.saturating_add(SKEW_NS)),
-        ..ScanFilter::default()
-    };
-    let scan = scan_store(data_dir, &window, &projection).await?;
-    let mut spans: Vec<_> = scan.parts.into_iter().flatten().flatten().collect();
-    spans.extend(own);
-    let model = Model::build(spans);
-    let report = run(RULES, &Context::new(&model, policy));
-    Ok((render_trace(&model, &report, trace), scan.scanned))
-}
+use crate::rules::{Finding, Report};
 
 /// Renders the stitched tree containing `trace`.
 pub fn render_trace(model: &Model, report: &Report, trace: TraceId) -> String {
