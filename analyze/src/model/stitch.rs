@@ -46,6 +46,7 @@ impl OrphanMatch {
 pub fn stitch(model: &mut Model) {
     let n = model.spans.len();
     model.stitched_parent = vec![None; n];
+    join_split_clients(model);
     let side = |m: &Model, ci: usize, role: McpRole| -> Option<usize> {
         m.calls[ci]
             .members
@@ -155,6 +156,89 @@ pub fn stitch(model: &mut Model) {
         model.merge_call(into, from);
     }
     model.compact_calls();
+}
+
+/// Joins a host's MCP client call that sits in another trace than its `execute_tool` (a library
+/// that parents every MCP request on a long-lived session span, as Traceloop JS does) to that
+/// `execute_tool`'s call: same process, same tool, equal arguments digest and JSON-RPC request id
+/// where both sides recorded them, and a client span that starts inside the `execute_tool` span's
+/// time window. Each `execute_tool` takes at most one client call, the closest in time. Without
+/// this, an approval recorded in the agent run and the execution recorded in the session trace
+/// are two calls, and an approved write looks unconfirmed.
+fn join_split_clients(model: &mut Model) {
+    let has =
+        |m: &Model, ci: usize, f: &dyn Fn(usize) -> bool| m.calls[ci].members.iter().any(|&s| f(s));
+    // Client calls with no execute_tool and no agent / model span above them in their trace.
+    let split: Vec<usize> = (0..model.calls.len())
+        .filter(|&ci| {
+            model.calls[ci].is_tool()
+                && model.calls[ci].tool.is_some()
+                && has(model, ci, &|s| model.roles[s] == Some(McpRole::Client))
+                && !has(model, ci, &|s| model.spans[s].is_execute_tool())
+                && !under_agent(model, model.calls[ci].anchor)
+        })
+        .collect();
+    if split.is_empty() {
+        return;
+    }
+    let mut open: Vec<usize> = (0..model.calls.len())
+        .filter(|&ci| {
+            model.calls[ci].is_tool()
+                && has(model, ci, &|s| model.spans[s].is_execute_tool())
+                && !has(model, ci, &|s| model.roles[s].is_some())
+        })
+        .collect();
+    let mut merges = Vec::new();
+    for &cc in &split {
+        let c = &model.calls[cc];
+        let cs = &model.spans[c.anchor];
+        let mut best: Option<(usize, i64)> = None;
+        for (pos, &hc) in open.iter().enumerate() {
+            let h = &model.calls[hc];
+            let hs = &model.spans[h.anchor];
+            if hs.trace_id == cs.trace_id || hs.service_name != cs.service_name || h.tool != c.tool
+            {
+                continue;
+            }
+            let differs = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(x), Some(y)) if x != y);
+            if differs(&h.arguments_digest, &c.arguments_digest)
+                || differs(&h.request_id, &c.request_id)
+            {
+                continue;
+            }
+            if cs.start_ns < hs.start_ns - SKEW_NS || cs.start_ns > hs.end_ns + SKEW_NS {
+                continue;
+            }
+            let distance = (cs.start_ns - hs.start_ns).abs();
+            if best.is_none_or(|(_, d)| distance < d) {
+                best = Some((pos, distance));
+            }
+        }
+        if let Some((pos, _)) = best {
+            merges.push((open.remove(pos), cc));
+        }
+    }
+    for (into, from) in merges {
+        model.merge_call(into, from);
+    }
+}
+
+/// True when an in-trace ancestor of span `i` is an agent run or a model call.
+fn under_agent(model: &Model, i: usize) -> bool {
+    let mut cur = model.parent[i];
+    let mut steps = 0;
+    while let Some(p) = cur {
+        steps += 1;
+        if steps > 10_000 {
+            break;
+        }
+        let ps = &model.spans[p];
+        if ps.is_agent_run() || ps.is_model_call() || ps.is_execute_tool() {
+            return true;
+        }
+        cur = model.parent[p];
+    }
+    false
 }
 
 /// The topmost ancestor of server span `a` within its own process: walks up through parents of

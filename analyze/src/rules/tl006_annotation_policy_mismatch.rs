@@ -39,7 +39,16 @@ impl Rule for AnnotationPolicyMismatch {
 
     fn check(&self, input: &RuleInput) -> RuleOutcome {
         let model = input.model;
-        let mut cov = Coverage::new(input.catalog.tools.len());
+        let summarized = &input.catalog.summarized;
+        let mut cov = Coverage::new(input.catalog.tools.len() + summarized.len());
+        cov.not_observable(
+            summarized.len(),
+            format!(
+                "tools/list captured as a summary (no inputSchema, so annotations not recorded) for {} tools: {}",
+                summarized.len(),
+                short_list(summarized.keys().map(String::as_str))
+            ),
+        );
         let mut findings = Vec::new();
         let mut no_entry: Vec<&str> = Vec::new();
         for (name, def) in &input.catalog.tools {
@@ -87,7 +96,7 @@ impl Rule for AnnotationPolicyMismatch {
             .tools
             .keys()
             .map(String::as_str)
-            .filter(|k| input.catalog.get(k).is_none())
+            .filter(|k| input.catalog.get(k).is_none() && !summarized.contains_key(*k))
             .collect();
         if !unlisted.is_empty() {
             cov.note(format!(

@@ -11,7 +11,8 @@ pub struct MaskedToolError;
 
 static DOCS: RuleDocs = RuleDocs {
     what: "A span carries a tool result with isError: true (derived from the captured result) \
-           while its status is OK or unset and it has no error.type. One finding per such span. \
+           while its status is OK or unset and it has no error.type, and no other span of the same \
+           call (client, server, execute_tool) reports the error. One finding per call. \
            Candidates are tool calls; a call whose spans carry neither the result nor an error \
            classification is not observable.",
     why: "Error rates, SLOs and alerts count spans with status ERROR (or an error.type). A tool \
@@ -50,6 +51,10 @@ impl Rule for MaskedToolError {
             ),
         );
         let mut findings = Vec::new();
+        // Judged per call: when the client and the server span of one call both carry the
+        // masked result, the user sees one masked error, so one finding (at the first span).
+        let mut reported_calls = std::collections::HashSet::new();
+        let mut seen_elsewhere = 0usize;
         for (i, s) in model.spans.iter().enumerate() {
             if s.result_is_error != Some(true)
                 || s.status() == StatusCode::Error
@@ -57,38 +62,36 @@ impl Rule for MaskedToolError {
             {
                 continue;
             }
-            let call = model.call_of_span[i].and_then(|c| model.calls.get(c));
-            // Other spans of the same call that do report the error.
-            let visible: Vec<usize> = call
-                .map(|c| {
-                    c.members
-                        .iter()
-                        .copied()
-                        .filter(|&m| {
-                            m != i
-                                && (model.spans[m].status() == StatusCode::Error
-                                    || model.spans[m].error_type.is_some())
-                        })
-                        .collect()
+            let call_index = model.call_of_span[i];
+            let call = call_index.and_then(|c| model.calls.get(c));
+            // Another span of the same call that does report the error: dashboards see it.
+            let visible = call.is_some_and(|c| {
+                c.members.iter().any(|&m| {
+                    model.spans[m].status() == StatusCode::Error
+                        || model.spans[m].error_type.is_some()
                 })
-                .unwrap_or_default();
+            });
+            if visible {
+                seen_elsewhere += usize::from(call_index.is_some_and(|c| reported_calls.insert(c)));
+                continue;
+            }
+            if let Some(c) = call_index {
+                if !reported_calls.insert(c) {
+                    continue;
+                }
+            }
             let tool = call.and_then(|c| c.tool.as_deref());
-            let mut message = format!(
+            let message = format!(
                 "tool result has isError: true but the span status is {} and there is no error.type: \
                  error-rate dashboards count it as a success",
                 s.status().as_str()
             );
-            if !visible.is_empty() {
-                message.push_str(&format!(
-                    " (only {} other span(s) of this call report the error)",
-                    visible.len()
-                ));
-            }
-            findings.push(
-                Finding::at(self, model, i, message)
-                    .with_tool(tool)
-                    .with_related(model, visible),
-            );
+            findings.push(Finding::at(self, model, i, message).with_tool(tool));
+        }
+        if seen_elsewhere > 0 {
+            cov.note(format!(
+                "{seen_elsewhere} tool calls with isError: true on a span reporting success are shown as errors by another span of the same call (not masked)"
+            ));
         }
         RuleOutcome::new(findings, cov)
     }
