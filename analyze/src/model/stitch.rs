@@ -263,3 +263,91 @@ fn entry_of(model: &Model, a: usize) -> usize {
     }
     cur
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::span::{SpanKindField, SpanRow};
+    use super::super::{Model, SpanId, SpanKind, TraceId};
+
+    fn span(trace: u8, id: u8, parent: Option<u8>, start: i64, end: i64) -> SpanRow {
+        SpanRow {
+            trace_id: TraceId([trace; 16]),
+            span_id: SpanId([id; 8]),
+            parent_span_id: parent.map(|p| SpanId([p; 8])),
+            start_ns: start,
+            end_ns: end,
+            service_name: Some("host".into()),
+            ..SpanRow::default()
+        }
+    }
+
+    fn execute(trace: u8, id: u8, parent: u8, tool: &str, start: i64) -> SpanRow {
+        SpanRow {
+            operation_name: Some("execute_tool".into()),
+            tool_name: Some(tool.into()),
+            ..span(trace, id, Some(parent), start, start + 100)
+        }
+    }
+
+    fn client(trace: u8, id: u8, parent: u8, tool: &str, start: i64, args: &str) -> SpanRow {
+        SpanRow {
+            kind: SpanKindField(SpanKind::Client),
+            mcp_method: Some("tools/call".into()),
+            tool_name: Some(tool.into()),
+            arguments_digest: Some(args.to_string()),
+            ..span(trace, id, Some(parent), start, start + 50)
+        }
+    }
+
+    /// A library that parents MCP requests on a long-lived session span: the client spans are in
+    /// the session's trace, the execute_tool spans in the agent run's.
+    #[test]
+    fn client_calls_in_a_session_trace_join_their_execute_tool() {
+        let agent = SpanRow {
+            operation_name: Some("invoke_agent".into()),
+            ..span(1, 1, None, 0, 10_000)
+        };
+        let session = span(2, 20, None, 0, 20_000);
+        let spans = vec![
+            agent,
+            execute(1, 2, 1, "read", 1_000),
+            execute(1, 3, 1, "write", 2_000),
+            session,
+            client(2, 21, 20, "read", 1_010, "a"),
+            client(2, 22, 20, "write", 2_010, "b"),
+            // a call of another tool at the same time is not joined to `write`
+            client(2, 23, 20, "other", 2_020, "c"),
+        ];
+        let model = Model::build(spans);
+        let tool_calls: Vec<_> = model.tool_calls().map(|(_, c)| c).collect();
+        assert_eq!(tool_calls.len(), 3, "{tool_calls:#?}");
+        for (tool, members) in [("read", 2), ("write", 2), ("other", 1)] {
+            let c = tool_calls
+                .iter()
+                .find(|c| c.tool.as_deref() == Some(tool))
+                .unwrap();
+            assert_eq!(c.members.len(), members, "{tool}: {c:#?}");
+            if members == 2 {
+                assert!(model.spans[c.anchor].is_execute_tool());
+            }
+        }
+    }
+
+    #[test]
+    fn differing_arguments_or_a_client_under_an_agent_are_not_joined() {
+        let agent = SpanRow {
+            operation_name: Some("invoke_agent".into()),
+            ..span(1, 1, None, 0, 10_000)
+        };
+        let mut exec = execute(1, 2, 1, "write", 1_000);
+        exec.arguments_digest = Some("x".into());
+        let spans = vec![
+            agent,
+            exec,
+            span(2, 20, None, 0, 20_000),
+            client(2, 21, 20, "write", 1_010, "y"),
+        ];
+        let model = Model::build(spans);
+        assert_eq!(model.tool_calls().count(), 2);
+    }
+}

@@ -96,3 +96,53 @@ impl Rule for MaskedToolError {
         RuleOutcome::new(findings, cov)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::span::{SpanKindField, StatusField};
+    use crate::model::{Model, SpanId, SpanKind, SpanRow, TraceId};
+    use crate::policy::Policy;
+
+    fn span(id: u8, parent: Option<u8>, kind: SpanKind, status: StatusCode) -> SpanRow {
+        SpanRow {
+            trace_id: TraceId([1; 16]),
+            span_id: SpanId([id; 8]),
+            parent_span_id: parent.map(|p| SpanId([p; 8])),
+            start_ns: i64::from(id),
+            end_ns: 100,
+            kind: SpanKindField(kind),
+            status: StatusField(status),
+            mcp_method: Some("tools/call".into()),
+            tool_name: Some("lookup".into()),
+            result_is_error: Some(true),
+            ..SpanRow::default()
+        }
+    }
+
+    fn findings(spans: Vec<SpanRow>) -> (usize, Vec<String>) {
+        let model = Model::build(spans);
+        let policy = Policy::default();
+        let out = MaskedToolError.check(&RuleInput::new(&model, &policy));
+        (out.findings.len(), out.coverage.reasons)
+    }
+
+    #[test]
+    fn one_finding_per_call_and_none_when_another_span_shows_the_error() {
+        // client and server span of one call both carry the masked result: one finding
+        let (n, _) = findings(vec![
+            span(1, None, SpanKind::Client, StatusCode::Unset),
+            span(2, Some(1), SpanKind::Server, StatusCode::Unset),
+        ]);
+        assert_eq!(n, 1);
+        // the server span reports the error: dashboards see it, not masked
+        let (n, reasons) = findings(vec![
+            span(1, None, SpanKind::Client, StatusCode::Unset),
+            span(2, Some(1), SpanKind::Server, StatusCode::Error),
+        ]);
+        assert_eq!(n, 0);
+        assert!(reasons
+            .iter()
+            .any(|r| r.contains("another span of the same call")));
+    }
+}
