@@ -5,6 +5,10 @@
 //! the store, in another trace, we can still tell which call it was: same method, same tool, same
 //! JSON-RPC request id and MCP session where both sides recorded them, and a server span that starts
 //! inside the host span's time window. Each host call is matched at most once, best candidate first.
+//!
+//! The same reasoning joins the two halves of one call on the host side when a library parents its
+//! MCP client spans on a long-lived session span instead of the agent's `execute_tool`
+//! ([`join_split_clients`]): approvals are judged per call, so the halves must be one call.
 
 use super::roles::McpRole;
 use super::Model;
