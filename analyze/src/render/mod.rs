@@ -9,6 +9,7 @@
 
 mod check_table;
 mod diff;
+pub mod html;
 mod json;
 mod markdown;
 mod query;
