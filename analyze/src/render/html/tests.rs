@@ -51,6 +51,7 @@ fn broken_call() -> Vec<SpanRow> {
         jsonrpc_request_id: Some("2".into()),
         service_name: Some("mcp-server".into()),
         status_message: Some(HOSTILE.into()),
+        mcp_resource_uri: Some("https://tools.example/search".into()),
         ..span(2, 4, None, 12, "tools/call search")
     };
     vec![agent, exec, client, server]
@@ -119,7 +120,10 @@ fn span_data_cannot_close_the_script_block() {
 #[test]
 fn the_page_loads_nothing_from_elsewhere() {
     let (page, _) = page();
-    let lower = page.to_ascii_lowercase();
+    // The data block may quote URLs from spans (it is never markup); the page itself has none.
+    let block = data_block(&page);
+    assert!(block.contains("https://tools.example"), "fixture URL in the data");
+    let lower = page.replace(block, "").to_ascii_lowercase();
     for needle in [
         "http://",
         "https://",
