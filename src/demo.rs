@@ -102,14 +102,16 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let page = match args.report {
         Some(p) => p,
         None if args.keep => temp.path().join("report.html"),
-        None => tempfile::Builder::new()
-            .prefix("tripline-demo-report-")
-            .suffix(".html")
-            .tempfile()
-            .context("cannot create the report file; check TMPDIR")?
-            .keep()
-            .context("cannot keep the report file; check TMPDIR")?
-            .1,
+        None => {
+            tempfile::Builder::new()
+                .prefix("tripline-demo-report-")
+                .suffix(".html")
+                .tempfile()
+                .context("cannot create the report file; check TMPDIR")?
+                .keep()
+                .context("cannot keep the report file; check TMPDIR")?
+                .1
+        }
     };
     println!(
         "\n$ tripline report html --policy samples/policy.toml --output {}\n",

@@ -204,7 +204,8 @@ fn report_target_parser() -> impl clap::builder::TypedValueParser<Value = Report
          severity and rule with a trace waterfall each, coverage, tools, conversations",
     ));
     clap::builder::PossibleValuesParser::new(names).map(|s| {
-        crate::reports::ReportKind::from_str(&s, true).map_or(ReportTarget::Html, ReportTarget::Data)
+        crate::reports::ReportKind::from_str(&s, true)
+            .map_or(ReportTarget::Html, ReportTarget::Data)
     })
 }
 
@@ -420,7 +421,9 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
 /// the findings: this is a report, `check` is the gate.
 fn report_html(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<ExitCode> {
     let output = args.output.clone().ok_or_else(|| {
-        anyhow::anyhow!("`tripline report html` needs --output FILE, e.g. --output tripline-report.html")
+        anyhow::anyhow!(
+            "`tripline report html` needs --output FILE, e.g. --output tripline-report.html"
+        )
     })?;
     if args.format != Format::Table {
         anyhow::bail!("--format does not apply to `tripline report html`: it writes one HTML page to --output");
@@ -428,9 +431,7 @@ fn report_html(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result
     let policy = load_policy(args.policy.as_deref())?;
     let filter = args.scan.filter()?;
     let pb = spinner(ui, "scanning spans");
-    let scan = runtime()?.block_on(crate::check::check_store(
-        data_dir, &filter, &policy, RULES,
-    ));
+    let scan = runtime()?.block_on(crate::check::check_store(data_dir, &filter, &policy, RULES));
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -464,17 +465,27 @@ fn write_file_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path
-        .file_name()
-        .ok_or_else(|| anyhow::anyhow!("--output {} names a directory; give a file name, e.g. report.html", path.display()))?;
+    let name = path.file_name().ok_or_else(|| {
+        anyhow::anyhow!(
+            "--output {} names a directory; give a file name, e.g. report.html",
+            path.display()
+        )
+    })?;
     let mut tmp = name.to_os_string();
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = dir.join(tmp);
-    std::fs::write(&tmp, bytes)
-        .with_context(|| format!("cannot write {}; check that the directory exists and is writable", tmp.display()))?;
+    std::fs::write(&tmp, bytes).with_context(|| {
+        format!(
+            "cannot write {}; check that the directory exists and is writable",
+            tmp.display()
+        )
+    })?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        anyhow::Error::from(e).context(format!("cannot move the page into place at {}", path.display()))
+        anyhow::Error::from(e).context(format!(
+            "cannot move the page into place at {}",
+            path.display()
+        ))
     })
 }
 

@@ -156,6 +156,9 @@ def test_report_shows_every_finding_and_the_broken_edge(tripline_bin: str, sampl
             assert attrs.count() == 1 and other_id in attrs.inner_text()
             finding.scroll_into_view_if_needed()
             b.screenshot("html-report-tl004.png")
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            finding.screenshot(path=str(ARTIFACTS / "html-report-tl004-waterfall.png"))
+            print(f"screenshot: {ARTIFACTS / 'html-report-tl004-waterfall.png'}")
             # Printed: the same content in print media (no scroller clipping), kept for a look.
             b.page.emulate_media(media="print")
             assert b.page.locator("nav").is_hidden()

@@ -163,7 +163,13 @@ fn conversations_with_runs(model: &Model, report: &Report) -> (Vec<Conversation>
                 agent: s
                     .agent_name
                     .as_deref()
-                    .unwrap_or_else(|| if s.name.is_empty() { "?" } else { s.name.as_str() })
+                    .unwrap_or_else(|| {
+                        if s.name.is_empty() {
+                            "?"
+                        } else {
+                            s.name.as_str()
+                        }
+                    })
                     .to_string(),
                 trace_id: s.trace_id.to_string(),
                 span_id: s.span_id.to_string(),

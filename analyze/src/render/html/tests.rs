@@ -110,7 +110,10 @@ fn span_data_cannot_close_the_script_block() {
         .find(|s| s["id"] == "0404040404040404")
         .expect("server span in the waterfall");
     assert_eq!(server["b"], true, "broken edge marked: {server}");
-    assert!(server["e"].is_number(), "edge from the client row: {server}");
+    assert!(
+        server["e"].is_number(),
+        "edge from the client row: {server}"
+    );
     let attrs = server["a"].as_array().unwrap();
     assert!(attrs
         .iter()
@@ -122,7 +125,10 @@ fn the_page_loads_nothing_from_elsewhere() {
     let (page, _) = page();
     // The data block may quote URLs from spans (it is never markup); the page itself has none.
     let block = data_block(&page);
-    assert!(block.contains("https://tools.example"), "fixture URL in the data");
+    assert!(
+        block.contains("https://tools.example"),
+        "fixture URL in the data"
+    );
     let lower = page.replace(block, "").to_ascii_lowercase();
     for needle in [
         "http://",
@@ -160,10 +166,7 @@ fn every_finding_is_in_the_data_with_its_view() {
 fn script_json_escapes_only_inside_strings() {
     let v = serde_json::json!({"a": "<b>&</b>", "n": 1});
     let s = script_json(&v).unwrap();
-    assert_eq!(
-        s,
-        r#"{"a":"\u003cb\u003e\u0026\u003c/b\u003e","n":1}"#
-    );
+    assert_eq!(s, r#"{"a":"\u003cb\u003e\u0026\u003c/b\u003e","n":1}"#);
     let back: serde_json::Value = serde_json::from_str(&s).unwrap();
     assert_eq!(back, v);
 }

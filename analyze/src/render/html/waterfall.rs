@@ -147,7 +147,10 @@ fn build_view(
             .flat_map(|t| model.traces.get(t).into_iter().flatten().copied())
     };
     let total = members().count();
-    let origin = members().map(|i| model.spans[i].start_ns).min().unwrap_or(0);
+    let origin = members()
+        .map(|i| model.spans[i].start_ns)
+        .min()
+        .unwrap_or(0);
     let end = members()
         .map(|i| model.spans[i].end_ns.max(model.spans[i].start_ns))
         .max()
@@ -248,7 +251,10 @@ fn attributes(s: &SpanRow) -> Vec<(&'static str, String)> {
         ("kind", s.kind().as_str().to_string()),
         ("status", s.status().as_str().to_string()),
         ("start", super::data::rfc3339(s.start_ns)),
-        ("duration_ms", format!("{}", crate::reports::ms(s.duration_ns()))),
+        (
+            "duration_ms",
+            format!("{}", crate::reports::ms(s.duration_ns())),
+        ),
     ];
     let mut put = |k: &'static str, v: Option<&str>| {
         if let Some(v) = v {
