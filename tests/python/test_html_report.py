@@ -275,3 +275,37 @@ def test_span_values_are_text_not_markup(tripline_bin: str, tmp_path: Path):
             b.assert_clean(out)
         finally:
             b.close()
+
+
+def test_report_of_the_shared_recordings(tripline_bin: str, recordings: Path, tmp_path: Path):
+    """The recordings of real SDKs (mcp2 native, Traceloop): every finding shown, every waterfall
+    opens without an error."""
+    data = tmp_path / "data"
+    tripline(tripline_bin, data, "ingest", str(recordings))
+    policy = str(recordings / "policy.toml")
+    check = json.loads(
+        tripline(tripline_bin, data, "check", "--format", "json", "--policy", policy, ok=(0, 1)).stdout
+    )
+    out = tmp_path / "recordings.html"
+    tripline(tripline_bin, data, "report", "html", "--policy", policy, "--output", str(out))
+    assert_self_contained(out.read_text())
+    with sync_playwright() as pw:
+        b = Browser(pw)
+        try:
+            b.open(out)
+            shown = b.page.eval_on_selector_all(
+                "details.finding",
+                "els => els.map(e => [e.dataset.rule, e.dataset.traceId, e.dataset.spanId])",
+            )
+            assert sorted(shown) == sorted([f["rule"], f["trace_id"], f["span_id"]] for f in check["findings"])
+            # Open every finding: each gets its waterfall with the finding's span in it.
+            b.page.eval_on_selector_all("details.finding", "els => els.forEach(e => { e.open = true; })")
+            b.page.wait_for_function(
+                "() => [...document.querySelectorAll('details.finding')].every(d => d.querySelector('.wf-row[data-finding-span]'))",
+                timeout=30_000,
+            )
+            if any(f["rule"] == "TL004" for f in check["findings"]):
+                assert b.page.locator('details.finding[data-rule="TL004"] .wf-row[data-finding-span][data-broken-edge]').count() > 0
+            b.assert_clean(out)
+        finally:
+            b.close()
