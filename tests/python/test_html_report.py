@@ -159,9 +159,17 @@ def test_report_shows_every_finding_and_the_broken_edge(tripline_bin: str, sampl
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             finding.screenshot(path=str(ARTIFACTS / "html-report-tl004-waterfall.png"))
             print(f"screenshot: {ARTIFACTS / 'html-report-tl004-waterfall.png'}")
-            # Printed: the same content in print media (no scroller clipping), kept for a look.
+            # Printed: every finding opens with its waterfall around the finding's span; the PDF
+            # (Chromium's print path, which fires beforeprint) and a print-media screenshot are kept.
+            pdf = ARTIFACTS / "html-report.pdf"
+            b.page.pdf(path=str(pdf))
+            print(f"pdf: {pdf}")
+            assert pdf.stat().st_size > 10_000
+            b.page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
             b.page.emulate_media(media="print")
             assert b.page.locator("nav").is_hidden()
+            assert b.page.locator("details.finding[open]").count() == len(check["findings"])
+            assert b.page.locator("details.finding .wf-row[data-finding-span]").count() == len(check["findings"])
             b.screenshot("html-report-print.png")
             b.assert_clean(out)
         finally:

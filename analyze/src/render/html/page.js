@@ -7,7 +7,8 @@
   var ROW_H = 22;
   var LABEL_W = 360;
   var BUFFER_ROWS = 30;
-  var PRINT_ROWS = 2000;
+  var PRINT_ROWS = 60;
+  var PRINT_FINDINGS = 200;
   var SEVERITIES = ['critical', 'error', 'warning', 'info'];
   var app = document.getElementById('app');
   var built = [];
@@ -122,9 +123,8 @@
     add(body, el('div', { 'class': 'mono muted' }, 'trace ' + f.trace_id + ' · span ' + f.span_id +
       (f.related.length ? ' · related ' + f.related.join(', ') : '')));
     var host = add(body, el('div', { 'class': 'wf-host' }));
-    d.addEventListener('toggle', function () {
-      if (d.open && !host.firstChild) buildWaterfall(host, f);
-    });
+    d.tripline_build = function () { if (!host.firstChild) buildWaterfall(host, f); };
+    d.addEventListener('toggle', function () { if (d.open) d.tripline_build(); });
     return d;
   }
 
@@ -183,7 +183,7 @@
         'data-role': s.r, 'data-broken-edge': s.b ? (s.e === undefined ? 'no-host' : 'from-' + spans[s.e].id) : null,
         'data-finding-span': i === hitRow ? true : null
       });
-      r.style.top = (i * ROW_H) + 'px';
+      r.style.top = ((i - base) * ROW_H) + 'px';
       var label = add(r, el('div', { 'class': 'wf-label' }));
       label.style.paddingLeft = Math.min(s.dp, 40) * 12 + 'px';
       if (s.b) add(label, el('span', { 'class': 'badge', title: 'broken edge: trace context did not cross the MCP boundary' }, '⚠'));
@@ -207,14 +207,16 @@
         title: s.b ? 'broken edge: the server span is not in the trace of the call' : 'client → server'
       });
       e.style.left = pct(s.s) + '%';
-      e.style.top = (top * ROW_H + 4) + 'px';
-      e.style.height = Math.max((bottom - top) * ROW_H + 14, 14) + 'px';
+      var shownTop = Math.max(top, base);
+      e.style.top = ((shownTop - base) * ROW_H + 4) + 'px';
+      e.style.height = Math.max((bottom - shownTop) * ROW_H + 14, 14) + 'px';
       return e;
     }
-    var limit = null;
+    // On screen: the rows in view. Printed: PRINT_ROWS rows around the finding's span, from `base`.
+    var base = 0, printing = false;
     function draw() {
       var first, last;
-      if (limit !== null) { first = 0; last = Math.min(n, limit); }
+      if (printing) { first = base; last = Math.min(n, base + PRINT_ROWS); }
       else {
         var top = scroller.scrollTop, h = scroller.clientHeight || 520;
         first = Math.max(0, Math.floor(top / ROW_H) - BUFFER_ROWS);
@@ -251,12 +253,21 @@
     draw();
     if (hitRow >= 0) select(hitRow);
     built.push({
-      print: function () { limit = PRINT_ROWS; inner.style.height = Math.min(n, PRINT_ROWS) * ROW_H + 'px'; draw(); },
-      screen: function () { limit = null; inner.style.height = n * ROW_H + 'px'; draw(); }
+      print: function () {
+        printing = true;
+        base = Math.max(0, Math.min(hitRow - PRINT_ROWS / 3, n - PRINT_ROWS));
+        inner.style.height = (Math.min(n, base + PRINT_ROWS) - base) * ROW_H + 'px';
+        draw();
+      },
+      screen: function () { printing = false; base = 0; inner.style.height = n * ROW_H + 'px'; draw(); }
     });
   }
   window.addEventListener('beforeprint', function () {
+    // Printed, every finding shows its waterfall (built now: toggle events come too late).
     document.querySelectorAll('details.explain').forEach(function (d) { d.open = true; });
+    document.querySelectorAll('details.finding').forEach(function (d, k) {
+      if (k < PRINT_FINDINGS) { d.open = true; d.tripline_build(); }
+    });
     built.forEach(function (b) { b.print(); });
   });
   window.addEventListener('afterprint', function () { built.forEach(function (b) { b.screen(); }); });
