@@ -14,6 +14,7 @@ use crate::policy::Policy;
 use crate::rules::tl011_catalog_drift::{diff_catalogs, DiffReport, RunCatalog};
 use crate::rules::{run, Report, Rule, RuleInput, RULES};
 use crate::store::Scanned;
+use crate::window::{check_windows, WindowError, WindowOptions, WindowStats};
 
 /// The columns `rules` need on top of the base projection.
 pub fn projection_for(rules: &[&dyn Rule]) -> Projection {
@@ -47,6 +48,27 @@ pub async fn check_store(
     let scan = scan_store(data_dir, filter, &projection_for(rules)).await?;
     let (model, report) = check_model(Model::from_parts(scan.parts), policy, rules);
     Ok((model, report, scan.scanned))
+}
+
+/// `check`: the rules over the store window by window ([`crate::window`]), in bounded memory,
+/// with the findings and coverage of one model of the whole store. A scan that reads no span is
+/// an error.
+pub async fn check_store_bounded(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    policy: &Policy,
+    rules: &[&dyn Rule],
+    options: &WindowOptions,
+) -> Result<(Report, Scanned, WindowStats), WindowError> {
+    check_windows(
+        data_dir,
+        filter,
+        policy,
+        rules,
+        &projection_for(rules),
+        options,
+    )
+    .await
 }
 
 /// `tripline trace ID` could not run.

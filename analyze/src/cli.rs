@@ -149,8 +149,36 @@ pub struct CheckArgs {
         )
     )]
     pub max_model_turns: Option<u32>,
+    /// Memory for the scans and each window's model (DataFusion's memory pool), e.g. 1GiB or
+    /// 512MiB; a window that cannot fit is an error naming it, before it is read.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_limit: Option<usize>,
+    /// Spans per window when every selected rule runs in windows (small values make many window
+    /// boundaries; the findings do not change).
+    #[arg(long, value_name = "N", default_value_t = crate::window::DEFAULT_WINDOW_SPANS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub window_spans: u64,
     #[command(flatten)]
     pub scan: ScanArgs,
+}
+
+/// `1GiB`, `512MiB`, `64KiB`, `1G`, `2000000` (bytes).
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|ch: char| !ch.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("invalid size {s:?}; use e.g. 1GiB, 512MiB or a number of bytes"))?;
+    let mult: usize = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("invalid size {s:?}; use e.g. 1GiB, 512MiB or a number of bytes")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size {s:?} is too large"))
 }
 
 fn parse_severity(s: &str) -> Result<Severity, String> {
@@ -335,15 +363,17 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
     let selected = select_rules(&args.rules)?;
     let filter = args.scan.filter()?;
     let pb = spinner(ui, "scanning spans");
-    let scan = runtime()?.block_on(crate::check::check_store(
-        data_dir, &filter, &policy, &selected,
+    let options = crate::window::WindowOptions {
+        window_spans: args.window_spans,
+        memory_limit: args.memory_limit,
+    };
+    let scan = runtime()?.block_on(crate::check::check_store_bounded(
+        data_dir, &filter, &policy, &selected, &options,
     ));
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    let (model, report, scanned) = scan?;
-    // The process ends right after: freeing millions of rows one by one would only add time.
-    std::mem::forget(model);
+    let (report, scanned, _windows) = scan?;
     tell_scanned(ui, &scanned, args.format != Format::Json);
     let (policy_path, data_path) = (
         args.policy.as_ref().map(|p| p.display().to_string()),

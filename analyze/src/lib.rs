@@ -20,3 +20,4 @@ pub mod render;
 pub mod reports;
 pub mod rules;
 pub mod store;
+pub mod window;

@@ -11,6 +11,7 @@
 //! [`rows`] turns the scanned batches into `SpanRow`s: loading ends there, the model starts from
 //! the rows.
 
+pub mod index;
 pub mod rows;
 
 use std::path::Path;
@@ -275,14 +276,39 @@ async fn scan_once(
     projection: &Projection,
 ) -> Result<(SessionContext, Vec<Vec<Option<SpanRow>>>), LoadError> {
     let ctx = SessionContext::new();
-    snapshot.register(&ctx).await?;
+    let parts = scan_rows(&ctx, snapshot, data_dir, filter.exprs(), projection, None).await?;
+    Ok((ctx, parts))
+}
+
+/// Scans one window of a windowed `check` (pass 2): the spans passing `filters` whose trace is
+/// in `keep`, from `snapshot` as pass 1 indexed it, on `ctx`'s memory pool.
+pub async fn scan_window(
+    ctx: &SessionContext,
+    snapshot: &Snapshot,
+    data_dir: &Path,
+    filters: Vec<Expr>,
+    projection: &Projection,
+    keep: &index::TraceSet,
+) -> Result<Vec<Vec<Option<SpanRow>>>, LoadError> {
+    scan_rows(ctx, snapshot, data_dir, filters, projection, Some(keep)).await
+}
+
+async fn scan_rows(
+    ctx: &SessionContext,
+    snapshot: &Snapshot,
+    data_dir: &Path,
+    filters: Vec<Expr>,
+    projection: &Projection,
+    keep: Option<&index::TraceSet>,
+) -> Result<Vec<Vec<Option<SpanRow>>>, LoadError> {
+    snapshot.register(ctx).await?;
     let path = data_dir.join("spans").display().to_string();
     let scan_err = |cause| LoadError::Scan {
         path: path.clone(),
         cause,
     };
     let mut df = ctx.table(TABLE).await.map_err(scan_err)?;
-    for e in filter.exprs() {
+    for e in filters {
         df = df.filter(e).map_err(scan_err)?;
     }
     let df = df.select_columns(&projection.columns()).map_err(scan_err)?;
@@ -295,16 +321,21 @@ async fn scan_once(
         .into_iter()
         .map(|mut stream| {
             let path = path.clone();
+            let keep = keep.cloned();
             tokio::spawn(async move {
                 let mut reader = RowReader::default();
                 // One exactly-sized chunk per batch: a growing vector would copy every row at
                 // each doubling and touch twice the memory (fresh pages are costly here).
                 let mut chunks: Vec<Vec<Option<SpanRow>>> = Vec::new();
                 while let Some(batch) = stream.next().await {
-                    let batch = batch.map_err(|cause| LoadError::Scan {
+                    let scan_err = |cause| LoadError::Scan {
                         path: path.clone(),
                         cause,
-                    })?;
+                    };
+                    let mut batch = batch.map_err(scan_err)?;
+                    if let Some(keep) = &keep {
+                        batch = index::keep_traces(&batch, keep).map_err(scan_err)?;
+                    }
                     let mut chunk = Vec::with_capacity(batch.num_rows());
                     reader.append(&batch, &mut chunk)?;
                     chunks.push(chunk);
@@ -321,11 +352,11 @@ async fn scan_once(
         })??;
         parts.extend(part);
     }
-    Ok((ctx, parts))
+    Ok(parts)
 }
 
 /// How many of the WAL tail's spans pass `filter`.
-async fn wal_spans_matching(
+pub(crate) async fn wal_spans_matching(
     ctx: &SessionContext,
     snapshot: &Snapshot,
     filter: &ScanFilter,

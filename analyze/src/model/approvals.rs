@@ -28,8 +28,6 @@ pub struct Approvals {
     pub items: Vec<Approval>,
     /// Indices into `items` per scope, in grant order (so a call only looks at its own scope).
     by_scope: HashMap<Scope, Vec<usize>>,
-    /// `elicitation/create` requests seen (their answer is not a recorded fact).
-    pub elicitations: usize,
 }
 
 impl Approvals {
@@ -39,9 +37,6 @@ impl Approvals {
         type Pending = Vec<(Option<String>, Option<String>, usize)>;
         let mut pending: HashMap<Scope, Pending> = HashMap::new();
         for (i, s) in model.spans.iter().enumerate() {
-            if s.method_is("elicitation/create") {
-                out.elicitations += 1;
-            }
             let Some(decision) = s.guardrail_decision.as_deref() else {
                 continue;
             };

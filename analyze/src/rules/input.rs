@@ -1,9 +1,10 @@
 //! What a rule sees: the trace model, the policy, the MCP tool catalog and tunable options.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
+use super::partial::{call_key, Partial};
 use super::Coverage;
-use crate::model::{Call, Model, ToolDef};
+use crate::model::{Call, Model, SpanId, SpanRow, ToolDef, TraceId};
 use crate::policy::{Effective, Policy};
 
 /// Thresholds of rules that have them (TL014 runaway loop and friends).
@@ -53,18 +54,23 @@ impl RuleOptions {
 pub struct Catalog {
     pub tools: BTreeMap<String, ToolDef>,
     /// The span whose listing defined each tool (the latest one).
-    pub sources: BTreeMap<String, usize>,
+    pub sources: BTreeMap<String, (TraceId, SpanId)>,
     /// Tools seen only in summary captures of a listing (no inputSchema), with the span.
-    pub summarized: BTreeMap<String, usize>,
+    pub summarized: BTreeMap<String, (TraceId, SpanId)>,
 }
 
 impl Catalog {
     pub fn from_model(model: &Model) -> Self {
+        Self::from_spans(&model.spans)
+    }
+
+    /// The catalog of `spans` (ordered by start time, as the model orders them).
+    pub fn from_spans(spans: &[SpanRow]) -> Self {
         let mut tools = BTreeMap::new();
         let mut sources = BTreeMap::new();
         let mut summarized = BTreeMap::new();
         // spans are ordered by start time: later listings overwrite earlier ones.
-        for (i, s) in model.spans.iter().enumerate() {
+        for s in spans {
             if s.is_model_call() {
                 continue;
             }
@@ -74,11 +80,11 @@ impl Catalog {
                         continue;
                     }
                     if d.input_schema_digest.is_none() {
-                        summarized.insert(d.name.to_string(), i);
+                        summarized.insert(d.name.to_string(), (s.trace_id, s.span_id));
                         continue;
                     }
                     tools.insert(d.name.to_string(), d.clone());
-                    sources.insert(d.name.to_string(), i);
+                    sources.insert(d.name.to_string(), (s.trace_id, s.span_id));
                 }
             }
         }
@@ -103,6 +109,9 @@ pub struct RuleInput<'a> {
     pub policy: &'a Policy,
     pub catalog: Catalog,
     pub options: RuleOptions,
+    /// The traces this input judges when the model is one window of a larger store (the rest of
+    /// the model is context: the overlap cross-trace joins need); `None`: the whole model.
+    pub core: Option<&'a HashSet<TraceId>>,
 }
 
 impl<'a> RuleInput<'a> {
@@ -112,7 +121,35 @@ impl<'a> RuleInput<'a> {
             policy,
             catalog: Catalog::from_model(model),
             options: RuleOptions::default().with_limits(&policy.limits),
+            core: None,
         }
+    }
+
+    /// Input over one window of a store: `model` holds the window (core and overlap), `catalog`
+    /// is the whole store's, `core` the traces the window judges.
+    pub fn window(
+        model: &'a Model,
+        policy: &'a Policy,
+        catalog: Catalog,
+        core: &'a HashSet<TraceId>,
+    ) -> Self {
+        Self {
+            model,
+            policy,
+            catalog,
+            options: RuleOptions::default().with_limits(&policy.limits),
+            core: Some(core),
+        }
+    }
+
+    /// Whether span `i` of the model is judged here (its trace is in the core).
+    pub fn owns(&self, i: usize) -> bool {
+        self.owns_trace(self.model.spans[i].trace_id)
+    }
+
+    /// Whether trace `t` is judged here.
+    pub fn owns_trace(&self, t: TraceId) -> bool {
+        self.core.is_none_or(|c| c.contains(&t))
     }
 
     /// Effective policy of a tool (registry, else observed MCP annotations).
@@ -132,37 +169,37 @@ impl<'a> RuleInput<'a> {
 }
 
 /// Tool calls whose effective policy is unknown (no policy entry and no MCP annotations): rules
-/// that judge calls by policy skip them and say so in their coverage.
-#[derive(Debug, Default)]
-pub struct UnknownPolicies<'a> {
-    tools: Vec<&'a str>,
-    calls: usize,
+/// that judge calls by policy skip them and say so in their coverage. Tallied in a [`Partial`]
+/// (count [`UNKNOWN_CALLS`], list [`UNKNOWN_TOOLS`]) so windows of a store merge.
+pub const UNKNOWN_CALLS: &str = "unknown-policy calls";
+/// The tools of [`UNKNOWN_CALLS`], in first-seen order.
+pub const UNKNOWN_TOOLS: &str = "unknown-policy tools";
+
+/// The effective policy of `call`'s `tool`, or `None` after counting the call as not observable.
+pub fn effective_or_count(
+    input: &RuleInput,
+    partial: &mut Partial,
+    call: &Call,
+    tool: &str,
+) -> Option<Effective> {
+    let eff = input.effective_policy(tool);
+    if eff.is_none() {
+        partial.add(UNKNOWN_CALLS, 1);
+        partial.first_seen(UNKNOWN_TOOLS, tool, call_key(input, call));
+    }
+    eff
 }
 
-impl<'a> UnknownPolicies<'a> {
-    /// The effective policy of `tool`, or `None` after counting the call as not observable.
-    pub fn effective(&mut self, input: &RuleInput, tool: &'a str) -> Option<Effective> {
-        let eff = input.effective_policy(tool);
-        if eff.is_none() {
-            self.calls += 1;
-            if !self.tools.contains(&tool) {
-                self.tools.push(tool);
-            }
-        }
-        eff
-    }
-
-    /// Adds the "effective policy unknown" reason to `cov`.
-    pub fn report(&self, cov: &mut Coverage) {
-        cov.not_observable(
-            self.calls,
-            format!(
-                "no policy entry and no MCP annotations for {} ({} calls): effective policy unknown",
-                short_list(self.tools.iter().copied()),
-                self.calls
-            ),
-        );
-    }
+/// Adds the "effective policy unknown" reason to `cov`.
+pub fn report_unknown(partial: &Partial, cov: &mut Coverage) {
+    let calls = partial.count(UNKNOWN_CALLS);
+    cov.not_observable(
+        calls,
+        format!(
+            "no policy entry and no MCP annotations for {} ({calls} calls): effective policy unknown",
+            short_list(partial.list(UNKNOWN_TOOLS)),
+        ),
+    );
 }
 
 /// "a, b and 3 more" — short lists for coverage reasons.

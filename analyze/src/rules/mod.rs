@@ -14,6 +14,7 @@
 
 pub mod finding;
 pub mod input;
+pub mod partial;
 
 mod tl001_unstructured_tool_result;
 mod tl002_unconfirmed_write;
@@ -36,6 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use finding::{Coverage, Finding, RuleOutcome};
 pub use input::{Catalog, RuleInput, RuleOptions};
+pub use partial::Partial;
 pub use tl011_catalog_drift::CatalogDrift;
 pub(crate) use tl014_runaway_tool_loop::{default_max_calls_per_tool, default_max_model_turns};
 pub use tl014_runaway_tool_loop::{DEFAULT_MAX_CALLS_PER_TOOL, DEFAULT_MAX_MODEL_TURNS};
@@ -121,8 +123,16 @@ pub trait Rule: Sync {
             .unwrap_or(what.len());
         what[..cut].trim_end_matches('.')
     }
-    /// Runs the rule over one store's model. Must not panic on any input.
-    fn check(&self, input: &RuleInput) -> RuleOutcome;
+    /// Findings and tallies over what `input` owns ([`RuleInput::owns`]): one window of the
+    /// store (the rest of its model is context), or the whole model. Must not panic on any input.
+    fn scan(&self, input: &RuleInput) -> Partial;
+    /// The outcome from the merged partials of every window ([`Partial::merge`]). `input` gives
+    /// the policy, the store's catalog and the options; its model may be empty.
+    fn finish(&self, partial: Partial, input: &RuleInput) -> RuleOutcome;
+    /// Runs the rule over one model, the whole store as one window.
+    fn check(&self, input: &RuleInput) -> RuleOutcome {
+        self.finish(self.scan(input), input)
+    }
 }
 
 /// The rules `check` runs, in code order. Adding a rule = one line here.
@@ -184,7 +194,17 @@ impl Report {
 /// Runs `rules` over `input`, on as many threads as the machine has (rules only read the model), and
 /// reports in rule order whatever thread finished first.
 pub fn run(rules: &[&dyn Rule], input: &RuleInput) -> Report {
-    let outcomes = run_parallel(rules, input);
+    report(rules, par_map(rules, |r| r.check(input)))
+}
+
+/// Each rule's [`Partial`] over one window, in rule order (in parallel, as [`run`]).
+pub fn scan_all(rules: &[&dyn Rule], input: &RuleInput) -> Vec<Partial> {
+    par_map(rules, |r| r.scan(input))
+}
+
+/// The report of `rules` from their outcomes (in rule order): findings sorted, coverage in rule
+/// order.
+pub fn report(rules: &[&dyn Rule], outcomes: Vec<RuleOutcome>) -> Report {
     let mut report = Report::default();
     for (rule, outcome) in rules.iter().zip(outcomes) {
         report.findings.extend(outcome.findings);
@@ -199,17 +219,17 @@ pub fn run(rules: &[&dyn Rule], input: &RuleInput) -> Report {
     report
 }
 
-/// One outcome per rule, in rule order. Workers take the next rule from a shared counter, so a slow
-/// rule does not hold back the others.
-fn run_parallel(rules: &[&dyn Rule], input: &RuleInput) -> Vec<RuleOutcome> {
+/// `f` over every rule, in rule order. Workers take the next rule from a shared counter, so a
+/// slow rule does not hold back the others.
+fn par_map<R: Sync + ?Sized, T: Send>(rules: &[&R], f: impl Fn(&R) -> T + Sync) -> Vec<T> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(rules.len());
     if threads <= 1 {
-        return rules.iter().map(|r| r.check(input)).collect();
+        return rules.iter().map(|r| f(r)).collect();
     }
     let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, RuleOutcome)> = std::thread::scope(|scope| {
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
@@ -219,7 +239,7 @@ fn run_parallel(rules: &[&dyn Rule], input: &RuleInput) -> Vec<RuleOutcome> {
                         let Some(rule) = rules.get(i) else {
                             return mine;
                         };
-                        mine.push((i, rule.check(input)));
+                        mine.push((i, f(rule)));
                     }
                 })
             })
@@ -236,3 +256,4 @@ fn run_parallel(rules: &[&dyn Rule], input: &RuleInput) -> Vec<RuleOutcome> {
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, o)| o).collect()
 }
+

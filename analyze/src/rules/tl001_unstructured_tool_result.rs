@@ -1,10 +1,11 @@
 //! TL001 unstructured-tool-result: a tool result came back without `structuredContent` where
 //! structured output was expected.
 
-use std::collections::HashSet;
-
 use super::input::short_list;
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::partial::{call_key, Pending};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 
 pub struct UnstructuredToolResult;
 
@@ -26,6 +27,13 @@ static DOCS: RuleDocs = RuleDocs {
           an instrumentation that records the full result, otherwise this rule cannot see it.",
 };
 
+/// Tool calls examined / without a captured result (and their tools, first seen first) / tools
+/// with a structured result, at their first such call.
+const CALLS: &str = "calls";
+const BLIND: &str = "blind";
+const BLIND_TOOLS: &str = "blind tools";
+const STRUCTURED: &str = "structured";
+
 impl Rule for UnstructuredToolResult {
     fn code(&self) -> &'static str {
         "TL001"
@@ -40,26 +48,22 @@ impl Rule for UnstructuredToolResult {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    // "although earlier calls of the same tool returned it" depends on every earlier call in the
+    // store, so a call without structured content that is not judged by its own facts is
+    // [`Pending`] until every window has been read.
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let calls: Vec<_> = input.tool_calls().collect();
-        let mut cov = Coverage::new(calls.len());
-        let mut findings = Vec::new();
-        let mut structured_before: HashSet<&str> = HashSet::new();
-        let mut blind = 0;
-        let mut blind_tools: Vec<&str> = Vec::new();
-        for call in &calls {
+        let mut out = Partial::default();
+        for call in input.tool_calls().filter(|c| input.owns(c.anchor)) {
+            out.add(CALLS, 1);
             let tool = call.tool.as_deref().unwrap_or("?");
+            let key = call_key(input, call);
             match call.has_structured_content {
                 None => {
-                    blind += 1;
-                    if !blind_tools.contains(&tool) {
-                        blind_tools.push(tool);
-                    }
+                    out.add(BLIND, 1);
+                    out.first_seen(BLIND_TOOLS, tool, key);
                 }
-                Some(true) => {
-                    structured_before.insert(tool);
-                }
+                Some(true) => out.first_seen(STRUCTURED, tool, key),
                 // An error result owes no structured content (MCP: structuredContent is for
                 // successful results).
                 Some(false) if call.is_error == Some(true) => {}
@@ -70,36 +74,56 @@ impl Rule for UnstructuredToolResult {
                         .and_then(|d| d.has_output_schema)
                         .unwrap_or(false)
                         || model_declares_output_schema(input, call, tool);
-                    let reason = if declared {
-                        Some("although the tool declares an outputSchema")
-                    } else if structured_before.contains(tool) {
-                        Some("although earlier calls of the same tool returned it")
-                    } else if call.text_is_json_object == Some(true) {
-                        Some("but its single text block holds a JSON object (structured data flattened to text)")
+                    let finding = Finding::for_call(self, model, call, String::new());
+                    if declared {
+                        out.findings.push(Finding {
+                            message: message(tool, "although the tool declares an outputSchema"),
+                            ..finding
+                        });
                     } else {
-                        None
-                    };
-                    if let Some(reason) = reason {
-                        findings.push(Finding::for_call(
-                            self,
-                            model,
-                            call,
-                            format!("{tool} returned no structuredContent {reason}"),
-                        ));
+                        out.pending.push(Pending {
+                            key,
+                            label: tool.to_string(),
+                            flag: call.text_is_json_object == Some(true),
+                            finding,
+                        });
                     }
                 }
             }
         }
+        out
+    }
+
+    fn finish(&self, mut partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let structured = partial.firsts.remove(STRUCTURED).unwrap_or_default();
+        for p in std::mem::take(&mut partial.pending) {
+            let reason = if structured.get(&p.label).is_some_and(|first| *first < p.key) {
+                "although earlier calls of the same tool returned it"
+            } else if p.flag {
+                "but its single text block holds a JSON object (structured data flattened to text)"
+            } else {
+                continue;
+            };
+            partial.findings.push(Finding {
+                message: message(&p.label, reason),
+                ..p.finding
+            });
+        }
+        let (calls, blind) = (partial.count(CALLS), partial.count(BLIND));
+        let mut cov = Coverage::new(calls);
         cov.not_observable(
             blind,
             format!(
-                "tool result not captured on {blind} of {} tool calls ({})",
-                calls.len(),
-                short_list(blind_tools)
+                "tool result not captured on {blind} of {calls} tool calls ({})",
+                short_list(partial.list(BLIND_TOOLS))
             ),
         );
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
+}
+
+fn message(tool: &str, reason: &str) -> String {
+    format!("{tool} returned no structuredContent {reason}")
 }
 
 /// Whether the model call before `call` listed the tool with an output schema.

@@ -1,8 +1,10 @@
 //! TL002 unconfirmed-write: a tool whose effective policy is `requires_approval` executed without
 //! an approval before it.
 
-use super::input::UnknownPolicies;
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::input::{effective_or_count, report_unknown};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::approvals::Approvals;
 use crate::policy::{PolicyClass, PolicySource};
 
@@ -29,6 +31,10 @@ static DOCS: RuleDocs = RuleDocs {
           name, \"server/tool\" or \"namespace__tool\".",
 };
 
+/// Tool calls examined / `elicitation/create` requests seen.
+const CALLS: &str = "calls";
+const ELICITATIONS: &str = "elicitations";
+
 impl Rule for UnconfirmedWrite {
     fn code(&self) -> &'static str {
         "TL002"
@@ -43,23 +49,29 @@ impl Rule for UnconfirmedWrite {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let calls: Vec<_> = input.tool_calls().collect();
-        let mut cov = Coverage::new(calls.len());
-        let mut findings = Vec::new();
+        let mut out = Partial::default();
+        // Every call of the window consumes approvals in order (a call of the overlap may take
+        // an approval a core call would otherwise have); only the core's calls are judged.
         let mut approvals = Approvals::collect(model);
-        let mut unknown = UnknownPolicies::default();
-        for call in &calls {
+        for call in input.tool_calls() {
+            let owned = input.owns(call.anchor);
             let tool = call.tool.as_deref().unwrap_or("?");
-            let Some(eff) = unknown.effective(input, tool) else {
+            let eff = if owned {
+                out.add(CALLS, 1);
+                effective_or_count(input, &mut out, call, tool)
+            } else {
+                input.effective_policy(tool)
+            };
+            let Some(eff) = eff else {
                 continue;
             };
             if eff.class != PolicyClass::RequiresApproval || call.input_required {
                 // A round that asked for input did not execute yet; the answered round is checked.
                 continue;
             }
-            if approvals.consume(model, call) {
+            if approvals.consume(model, call) || !owned {
                 continue;
             }
             let source = match eff.source {
@@ -67,20 +79,29 @@ impl Rule for UnconfirmedWrite {
                 PolicySource::Annotations => "its MCP annotations (write, not destructive)",
                 PolicySource::Defaults => "MCP defaults",
             };
-            findings.push(Finding::for_call(
+            out.findings.push(Finding::for_call(
                 self,
                 model,
                 call,
                 format!("{tool} requires approval (per {source}) but executed with no approval before it"),
             ));
         }
-        unknown.report(&mut cov);
-        if approvals.elicitations > 0 {
+        let elicitations = (0..model.spans.len())
+            .filter(|&i| model.spans[i].method_is("elicitation/create") && input.owns(i))
+            .count();
+        out.add(ELICITATIONS, elicitations);
+        out
+    }
+
+    fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let mut cov = Coverage::new(partial.count(CALLS));
+        report_unknown(&partial, &mut cov);
+        let elicitations = partial.count(ELICITATIONS);
+        if elicitations > 0 {
             cov.note(format!(
-                "{} elicitation requests seen; their answer (accept/decline) is not recorded, so they were not counted as approvals",
-                approvals.elicitations
+                "{elicitations} elicitation requests seen; their answer (accept/decline) is not recorded, so they were not counted as approvals"
             ));
         }
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
 }

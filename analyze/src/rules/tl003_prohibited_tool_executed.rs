@@ -1,7 +1,9 @@
 //! TL003 prohibited-tool-executed: a tool whose effective policy is `prohibited` executed.
 
-use super::input::UnknownPolicies;
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::input::{effective_or_count, report_unknown};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::policy::{PolicyClass, PolicySource};
 
 pub struct ProhibitedToolExecuted;
@@ -20,6 +22,9 @@ static DOCS: RuleDocs = RuleDocs {
           fact allowed.",
 };
 
+/// Tool calls examined.
+const CALLS: &str = "calls";
+
 impl Rule for ProhibitedToolExecuted {
     fn code(&self) -> &'static str {
         "TL003"
@@ -34,15 +39,13 @@ impl Rule for ProhibitedToolExecuted {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let calls: Vec<_> = input.tool_calls().collect();
-        let mut cov = Coverage::new(calls.len());
-        let mut findings = Vec::new();
-        let mut unknown = UnknownPolicies::default();
-        for call in &calls {
+        let mut out = Partial::default();
+        for call in input.tool_calls().filter(|c| input.owns(c.anchor)) {
+            out.add(CALLS, 1);
             let tool = call.tool.as_deref().unwrap_or("?");
-            let Some(eff) = unknown.effective(input, tool) else {
+            let Some(eff) = effective_or_count(input, &mut out, call, tool) else {
                 continue;
             };
             if eff.class != PolicyClass::Prohibited || call.input_required {
@@ -53,14 +56,19 @@ impl Rule for ProhibitedToolExecuted {
                 PolicySource::Annotations => "its MCP annotations (destructive)",
                 PolicySource::Defaults => "MCP defaults (listed without annotations)",
             };
-            findings.push(Finding::for_call(
+            out.findings.push(Finding::for_call(
                 self,
                 model,
                 call,
                 format!("{tool} is prohibited (per {source}) but executed"),
             ));
         }
-        unknown.report(&mut cov);
-        RuleOutcome::new(findings, cov)
+        out
+    }
+
+    fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let mut cov = Coverage::new(partial.count(CALLS));
+        report_unknown(&partial, &mut cov);
+        RuleOutcome::new(partial.findings, cov)
     }
 }

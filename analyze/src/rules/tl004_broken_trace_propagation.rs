@@ -1,9 +1,9 @@
 //! TL004 broken-trace-propagation: the MCP server's span of a tool call is not in the trace of the
 //! host's call.
 
-use std::collections::BTreeMap;
-
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::{CallKind, McpRole};
 
 pub struct BrokenTracePropagation;
@@ -28,6 +28,12 @@ static DOCS: RuleDocs = RuleDocs {
           transport your instrumentation wraps, and extract the context on the server.",
 };
 
+/// MCP tool calls examined / of those, with no server span.
+const EXAMINED: &str = "examined";
+const HOST_WITHOUT_SERVER: &str = "host without server";
+/// Parentless server spans of requests other than tools/call, per method.
+const OTHER_METHODS: &str = "other methods";
+
 impl Rule for BrokenTracePropagation {
     fn code(&self) -> &'static str {
         "TL004"
@@ -42,11 +48,10 @@ impl Rule for BrokenTracePropagation {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let mut examined = 0;
-        let mut host_without_server = 0;
-        for call in input.tool_calls() {
+        let mut out = Partial::default();
+        for call in input.tool_calls().filter(|c| input.owns(c.anchor)) {
             let has_server = call
                 .members
                 .iter()
@@ -56,27 +61,18 @@ impl Rule for BrokenTracePropagation {
                 .iter()
                 .any(|&m| model.roles[m] == Some(McpRole::Client));
             if has_server {
-                examined += 1;
+                out.add(EXAMINED, 1);
             } else if has_client {
-                examined += 1;
-                host_without_server += 1;
+                out.add(EXAMINED, 1);
+                out.add(HOST_WITHOUT_SERVER, 1);
             }
         }
-        let mut cov = Coverage::new(examined);
-        cov.not_observable(
-            host_without_server,
-            format!(
-                "server side not exported for {host_without_server} of {examined} MCP tool calls: propagation cannot be checked"
-            ),
-        );
-        let mut findings = Vec::new();
-        let mut other_methods: BTreeMap<&str, usize> = BTreeMap::new();
-        for o in &model.orphans {
+        for o in model.orphans.iter().filter(|o| input.owns(o.span)) {
             let s = &model.spans[o.span];
             let kind = model.call_of_span[o.span].map(|c| &model.calls[c].kind);
             if kind != Some(&CallKind::Tool) {
                 let m = s.mcp_method.as_deref().unwrap_or("?");
-                *other_methods.entry(m).or_default() += 1;
+                out.add_keyed(OTHER_METHODS, m, 1);
                 continue;
             }
             let tool = model.call_of_span[o.span]
@@ -124,9 +120,22 @@ impl Rule for BrokenTracePropagation {
                     ),
                 ),
             };
-            findings.push(finding.with_tool(tool));
+            out.findings.push(finding.with_tool(tool));
         }
-        if !other_methods.is_empty() {
+        out
+    }
+
+    fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let (examined, host_without_server) =
+            (partial.count(EXAMINED), partial.count(HOST_WITHOUT_SERVER));
+        let mut cov = Coverage::new(examined);
+        cov.not_observable(
+            host_without_server,
+            format!(
+                "server side not exported for {host_without_server} of {examined} MCP tool calls: propagation cannot be checked"
+            ),
+        );
+        if let Some(other_methods) = partial.keyed.get(OTHER_METHODS) {
             let list: Vec<String> = other_methods
                 .iter()
                 .map(|(m, n)| format!("{m} x{n}"))
@@ -136,7 +145,7 @@ impl Rule for BrokenTracePropagation {
                 list.join(", ")
             ));
         }
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
 }
 

@@ -1,7 +1,9 @@
 //! TL005 hidden-tool-called: a tool executed that the model could not see, or that the agent's
 //! allowlist excludes.
 
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::McpRole;
 use crate::policy::tool_part;
 
@@ -20,6 +22,11 @@ static DOCS: RuleDocs = RuleDocs {
           allowlist) before dispatching it; reject and log calls to anything else.",
 };
 
+/// Tool calls examined / without a host span / without a preceding model call with definitions.
+const CALLS: &str = "calls";
+const NO_HOST: &str = "no host";
+const NO_DEFS: &str = "no definitions";
+
 impl Rule for HiddenToolCalled {
     fn code(&self) -> &'static str {
         "TL005"
@@ -34,19 +41,16 @@ impl Rule for HiddenToolCalled {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let calls: Vec<_> = input.tool_calls().collect();
-        let mut cov = Coverage::new(calls.len());
-        let mut findings = Vec::new();
-        let mut no_host = 0;
-        let mut no_defs = 0;
-        for call in &calls {
+        let mut out = Partial::default();
+        for call in input.tool_calls().filter(|c| input.owns(c.anchor)) {
+            out.add(CALLS, 1);
             let host_side = call.members.iter().any(|&m| {
                 model.spans[m].is_execute_tool() || model.roles[m] == Some(McpRole::Client)
             });
             if !host_side {
-                no_host += 1;
+                out.add(NO_HOST, 1);
                 continue;
             }
             let tool = call.tool.as_deref().unwrap_or("?");
@@ -67,7 +71,7 @@ impl Rule for HiddenToolCalled {
                         related.extend(model_call);
                     }
                 }
-                None => no_defs += 1,
+                None => out.add(NO_DEFS, 1),
             }
             let run = model.call_agent_run(call);
             if let Some(agent) = run.and_then(|r| model.spans[r].agent_name.as_deref()) {
@@ -82,7 +86,7 @@ impl Rule for HiddenToolCalled {
                 }
             }
             if !reasons.is_empty() {
-                findings.push(
+                out.findings.push(
                     Finding::at(
                         self,
                         model,
@@ -94,6 +98,12 @@ impl Rule for HiddenToolCalled {
                 );
             }
         }
+        out
+    }
+
+    fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let (no_host, no_defs) = (partial.count(NO_HOST), partial.count(NO_DEFS));
+        let mut cov = Coverage::new(partial.count(CALLS));
         cov.not_observable(
             no_host,
             format!("{no_host} tool calls have no host span (only the server's side was exported)"),
@@ -104,6 +114,6 @@ impl Rule for HiddenToolCalled {
                 "no preceding model call with gen_ai.tool.definitions for {no_defs} tool calls: visibility not checked"
             ),
         );
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
 }

@@ -2,7 +2,9 @@
 //! registry says another.
 
 use super::input::short_list;
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::policy::{annotation_class, PolicySource};
 
 pub struct AnnotationPolicyMismatch;
@@ -37,24 +39,14 @@ impl Rule for AnnotationPolicyMismatch {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    // The catalog is the store's (every window reads the same), so the coverage is counted once in
+    // [`Rule::finish`]; a window reports the mismatches whose listing span it owns.
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let summarized = &input.catalog.summarized;
-        let mut cov = Coverage::new(input.catalog.tools.len() + summarized.len());
-        cov.not_observable(
-            summarized.len(),
-            format!(
-                "tools/list captured as a summary (no inputSchema, so annotations not recorded) for {} tools: {}",
-                summarized.len(),
-                short_list(summarized.keys().map(String::as_str))
-            ),
-        );
-        let mut findings = Vec::new();
-        let mut no_entry: Vec<&str> = Vec::new();
+        let mut out = Partial::default();
         for (name, def) in &input.catalog.tools {
             let implied = annotation_class(def);
             let Some(registry) = input.policy.registry_class(name) else {
-                no_entry.push(name);
                 continue;
             };
             if registry == implied.class {
@@ -68,10 +60,17 @@ impl Rule for AnnotationPolicyMismatch {
                     hint(def.destructive_hint)
                 ),
             };
-            let Some(&span) = input.catalog.sources.get(name) else {
+            // At the listing that defined the tool, judged by the window owning its trace.
+            let Some(&(trace, span_id)) = input.catalog.sources.get(name) else {
                 continue;
             };
-            findings.push(
+            if !input.owns_trace(trace) {
+                continue;
+            }
+            let Some(span) = model.index_of(trace, span_id) else {
+                continue;
+            };
+            out.findings.push(
                 Finding::at(
                     self,
                     model,
@@ -84,6 +83,27 @@ impl Rule for AnnotationPolicyMismatch {
                 .with_tool(Some(name)),
             );
         }
+        out
+    }
+
+    fn finish(&self, partial: Partial, input: &RuleInput) -> RuleOutcome {
+        let summarized = &input.catalog.summarized;
+        let mut cov = Coverage::new(input.catalog.tools.len() + summarized.len());
+        cov.not_observable(
+            summarized.len(),
+            format!(
+                "tools/list captured as a summary (no inputSchema, so annotations not recorded) for {} tools: {}",
+                summarized.len(),
+                short_list(summarized.keys().map(String::as_str))
+            ),
+        );
+        let no_entry: Vec<&str> = input
+            .catalog
+            .tools
+            .keys()
+            .map(String::as_str)
+            .filter(|name| input.policy.registry_class(name).is_none())
+            .collect();
         cov.not_observable(
             no_entry.len(),
             format!(
@@ -108,7 +128,7 @@ impl Rule for AnnotationPolicyMismatch {
         if input.policy.is_empty() {
             cov.note("no policy file: nothing to compare the annotations with");
         }
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
 }
 

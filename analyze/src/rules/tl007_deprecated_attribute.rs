@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, HashMap};
 use schemas::registry::{deprecated_alias, DeprecatedAlias};
 use schemas::schema::col;
 
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::SpanRow;
 
 pub struct DeprecatedAttribute;
@@ -37,6 +39,11 @@ static DOCS: RuleDocs = RuleDocs {
           gen_ai.provider.name next to gen_ai.system) so both names are sent while consumers \
           migrate, then drop the deprecated one.",
 };
+
+/// Spans examined; deprecated names next to their replacement, and draft names, per name.
+const SPANS: &str = "spans";
+const BOTH: &str = "both";
+const DRAFTS: &str = "drafts";
 
 impl Rule for DeprecatedAttribute {
     fn code(&self) -> &'static str {
@@ -63,13 +70,11 @@ impl Rule for DeprecatedAttribute {
         ]
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let mut cov = Coverage::new(model.spans.len());
-        let mut findings = Vec::new();
-        // deprecated name -> spans that also carry the replacement / draft names -> spans.
-        let mut both: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let mut drafts: BTreeMap<&'static str, usize> = BTreeMap::new();
+        let mut out = Partial::default();
+        // deprecated name -> spans that also carry the replacement / draft names -> spans: keyed
+        // counts [`BOTH`] and [`DRAFTS`].
         // The registry lookup matches patterns; a store has a few hundred distinct keys on a
         // million spans, so each distinct key is looked up once.
         let mut lookups: HashMap<
@@ -78,6 +83,10 @@ impl Rule for DeprecatedAttribute {
             foldhash::fast::RandomState,
         > = HashMap::default();
         for (i, s) in model.spans.iter().enumerate() {
+            if !input.owns(i) {
+                continue;
+            }
+            out.add(SPANS, 1);
             let keys = span_keys(s);
             let mut missing: Vec<&'static DeprecatedAlias> = Vec::new();
             let mut seen: Vec<&'static str> = Vec::new();
@@ -92,9 +101,9 @@ impl Rule for DeprecatedAttribute {
                 }
                 seen.push(alias.name);
                 if alias.draft {
-                    *drafts.entry(alias.name).or_default() += 1;
+                    out.add_keyed(DRAFTS, alias.name, 1);
                 } else if has_replacement(s, &keys, alias.replacement) {
-                    *both.entry(alias.name).or_default() += 1;
+                    out.add_keyed(BOTH, alias.name, 1);
                 } else {
                     missing.push(alias);
                 }
@@ -106,26 +115,31 @@ impl Rule for DeprecatedAttribute {
                 .iter()
                 .map(|a| format!("{} without {}", a.name, a.replacement))
                 .collect();
-            findings.push(Finding::at(
+            out.findings.push(Finding::at(
                 self,
                 model,
                 i,
                 format!("deprecated attribute {}", parts.join("; ")),
             ));
         }
-        if !both.is_empty() {
+        out
+    }
+
+    fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let mut cov = Coverage::new(partial.count(SPANS));
+        if let Some(both) = partial.keyed.get(BOTH) {
             cov.note(format!(
                 "deprecated names sent next to their replacement (fine while consumers migrate): {}",
-                counts(&both)
+                counts(both)
             ));
         }
-        if !drafts.is_empty() {
+        if let Some(drafts) = partial.keyed.get(DRAFTS) {
             cov.note(format!(
                 "draft MCP names not reported (never in a released convention): {}",
-                counts(&drafts)
+                counts(drafts)
             ));
         }
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
 }
 
@@ -154,7 +168,7 @@ fn has_replacement(s: &SpanRow, keys: &[&str], replacement: &str) -> bool {
     }
 }
 
-fn counts(m: &BTreeMap<&'static str, usize>) -> String {
+fn counts(m: &BTreeMap<String, usize>) -> String {
     m.iter()
         .map(|(k, n)| format!("{k} on {n} span(s)"))
         .collect::<Vec<_>>()

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::{Call, Scope};
 
 pub struct ToolErrorRetried;
@@ -25,6 +27,11 @@ static DOCS: RuleDocs = RuleDocs {
           correct the arguments, and cap identical calls per run.",
 };
 
+/// Tool calls examined / unjudged for lack of arguments / without a captured result.
+const CALLS: &str = "calls";
+const NO_ARGS_UNJUDGED: &str = "no arguments, unjudged";
+const NO_RESULT: &str = "no result";
+
 impl Rule for ToolErrorRetried {
     fn code(&self) -> &'static str {
         "TL008"
@@ -39,10 +46,11 @@ impl Rule for ToolErrorRetried {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
         let calls: Vec<&Call> = input.tool_calls().collect();
-        let mut cov = Coverage::new(calls.len());
+        let mut out = Partial::default();
+        out.add(CALLS, calls.iter().filter(|c| input.owns(c.anchor)).count());
         let mut findings = Vec::new();
         // (scope, tool) -> calls in start order.
         let mut groups: BTreeMap<(Scope, String), Vec<&Call>> = BTreeMap::new();
@@ -56,6 +64,11 @@ impl Rule for ToolErrorRetried {
         let mut no_args_unjudged = 0;
         let mut no_result = 0;
         for ((_, tool), seq) in &groups {
+            // A scope (conversation, agent run, trace) is judged by the window owning its first
+            // call: its calls are all in that window.
+            if !seq.first().is_some_and(|c| input.owns(c.anchor)) {
+                continue;
+            }
             no_result += seq.iter().filter(|c| c.is_error.is_none()).count();
             // With arguments: group identical calls, fire when an error is followed by a re-call.
             let mut by_args: BTreeMap<&str, Vec<&Call>> = BTreeMap::new();
@@ -128,20 +141,31 @@ impl Rule for ToolErrorRetried {
             }
             flush(&mut run, &mut findings, &mut no_args_unjudged);
         }
+        out.add(NO_ARGS_UNJUDGED, no_args_unjudged);
+        out.add(NO_RESULT, no_result);
+        out.findings = findings;
+        out
+    }
+
+    fn finish(&self, partial: Partial, input: &RuleInput) -> RuleOutcome {
+        let (calls, no_args_unjudged, no_result) = (
+            partial.count(CALLS),
+            partial.count(NO_ARGS_UNJUDGED),
+            partial.count(NO_RESULT),
+        );
+        let mut cov = Coverage::new(calls);
         cov.not_observable(
             no_args_unjudged,
             format!(
-                "arguments not captured on {no_args_unjudged} of {} tool calls (only runs of {}+ consecutive errors judged)",
-                calls.len(),
+                "arguments not captured on {no_args_unjudged} of {calls} tool calls (only runs of {}+ consecutive errors judged)",
                 input.options.blind_retry_threshold.max(2)
             ),
         );
         if no_result > 0 {
             cov.note(format!(
-                "error status (isError) not captured on {no_result} of {} tool calls",
-                calls.len()
+                "error status (isError) not captured on {no_result} of {calls} tool calls"
             ));
         }
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
 }

@@ -4,7 +4,9 @@
 //! records the result but leaves the span status OK/unset and sets no `error.type` makes the
 //! failure invisible to every error-rate dashboard and alert built on span status.
 
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::StatusCode;
 
 pub struct MaskedToolError;
@@ -24,6 +26,11 @@ static DOCS: RuleDocs = RuleDocs {
           (the MCP semantic conventions' value) on the span that records the result.",
 };
 
+/// Tool calls examined / with neither result nor error type captured / shown as errors elsewhere.
+const CALLS: &str = "calls";
+const BLIND: &str = "blind";
+const SEEN_ELSEWHERE: &str = "seen elsewhere";
+
 impl Rule for MaskedToolError {
     fn code(&self) -> &'static str {
         "TL009"
@@ -38,23 +45,16 @@ impl Rule for MaskedToolError {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let calls: Vec<_> = input.tool_calls().collect();
-        let mut cov = Coverage::new(calls.len());
-        let blind = calls.iter().filter(|c| c.is_error.is_none()).count();
-        cov.not_observable(
-            blind,
-            format!(
-                "neither the tool result (isError) nor error.type captured on {blind} of {} tool calls",
-                calls.len()
-            ),
-        );
-        let mut findings = Vec::new();
+        let mut out = Partial::default();
+        for call in input.tool_calls().filter(|c| input.owns(c.anchor)) {
+            out.add(CALLS, 1);
+            out.add(BLIND, usize::from(call.is_error.is_none()));
+        }
         // Judged per call: when the client and the server span of one call both carry the
         // masked result, the user sees one masked error, so one finding (at the first span).
         let mut reported_calls = std::collections::HashSet::new();
-        let mut seen_elsewhere = 0usize;
         for (i, s) in model.spans.iter().enumerate() {
             if s.result_is_error != Some(true)
                 || s.status() == StatusCode::Error
@@ -72,7 +72,8 @@ impl Rule for MaskedToolError {
                 })
             });
             if visible {
-                seen_elsewhere += usize::from(call_index.is_some_and(|c| reported_calls.insert(c)));
+                let first = call_index.is_some_and(|c| reported_calls.insert(c));
+                out.add(SEEN_ELSEWHERE, usize::from(first && input.owns(i)));
                 continue;
             }
             if let Some(c) = call_index {
@@ -80,20 +81,37 @@ impl Rule for MaskedToolError {
                     continue;
                 }
             }
+            if !input.owns(i) {
+                continue;
+            }
             let tool = call.and_then(|c| c.tool.as_deref());
             let message = format!(
                 "tool result has isError: true but the span status is {} and there is no error.type: \
                  error-rate dashboards count it as a success",
                 s.status().as_str()
             );
-            findings.push(Finding::at(self, model, i, message).with_tool(tool));
+            out.findings
+                .push(Finding::at(self, model, i, message).with_tool(tool));
         }
+        out
+    }
+
+    fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let (calls, blind) = (partial.count(CALLS), partial.count(BLIND));
+        let mut cov = Coverage::new(calls);
+        cov.not_observable(
+            blind,
+            format!(
+                "neither the tool result (isError) nor error.type captured on {blind} of {calls} tool calls"
+            ),
+        );
+        let seen_elsewhere = partial.count(SEEN_ELSEWHERE);
         if seen_elsewhere > 0 {
             cov.note(format!(
                 "{seen_elsewhere} tool calls with isError: true on a span reporting success are shown as errors by another span of the same call (not masked)"
             ));
         }
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
 }
 

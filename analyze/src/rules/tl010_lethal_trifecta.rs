@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::{Call, CallKind, Scope};
 
 pub struct LethalTrifecta;
@@ -26,6 +28,9 @@ static DOCS: RuleDocs = RuleDocs {
           (private-data, untrusted, trusted, exfiltration) so the rule can see the legs.",
 };
 
+/// Conversations (scopes with a tool call) examined.
+const SCOPES: &str = "scopes";
+
 impl Rule for LethalTrifecta {
     fn code(&self) -> &'static str {
         "TL010"
@@ -40,47 +45,18 @@ impl Rule for LethalTrifecta {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
         let mut scopes: BTreeMap<Scope, Vec<&Call>> = BTreeMap::new();
         for call in &model.calls {
             scopes.entry(model.call_scope(call)).or_default().push(call);
         }
         scopes.retain(|_, calls| calls.iter().any(|c| c.is_tool()));
-        let mut cov = Coverage::new(scopes.len());
-        let private_known = input
-            .policy
-            .tools
-            .values()
-            .any(|t| t.tags.iter().any(|g| g == "private-data"));
-        let exfil_known = input
-            .policy
-            .tools
-            .values()
-            .any(|t| t.tags.iter().any(|g| g == "exfiltration"))
-            || input
-                .catalog
-                .tools
-                .values()
-                .any(|d| d.open_world_hint.is_some());
-        if !private_known || !exfil_known {
-            let mut missing = Vec::new();
-            if !private_known {
-                missing.push("no tool is tagged private-data");
-            }
-            if !exfil_known {
-                missing.push("no tool is tagged exfiltration and no openWorldHint was observed");
-            }
-            cov.not_observable(
-                scopes.len(),
-                format!(
-                    "{}: the chain cannot be recognised in {} of {} conversations; tag tools in the policy file",
-                    missing.join(" and "),
-                    scopes.len(),
-                    scopes.len()
-                ),
-            );
-        }
+        // A scope (conversation, agent run, trace) is judged by the window owning its first
+        // call: its calls are all in that window.
+        scopes.retain(|_, calls| input.owns(calls[0].anchor));
+        let mut out = Partial::default();
+        out.add(SCOPES, scopes.len());
         let mut findings = Vec::new();
         for calls in scopes.values() {
             let mut private: Option<&Call> = None;
@@ -129,7 +105,47 @@ impl Rule for LethalTrifecta {
                 }
             }
         }
-        RuleOutcome::new(findings, cov)
+        out.findings = findings;
+        out
+    }
+
+    fn finish(&self, partial: Partial, input: &RuleInput) -> RuleOutcome {
+        let scopes = partial.count(SCOPES);
+        let mut cov = Coverage::new(scopes);
+        let private_known = input
+            .policy
+            .tools
+            .values()
+            .any(|t| t.tags.iter().any(|g| g == "private-data"));
+        let exfil_known = input
+            .policy
+            .tools
+            .values()
+            .any(|t| t.tags.iter().any(|g| g == "exfiltration"))
+            || input
+                .catalog
+                .tools
+                .values()
+                .any(|d| d.open_world_hint.is_some());
+        if !private_known || !exfil_known {
+            let mut missing = Vec::new();
+            if !private_known {
+                missing.push("no tool is tagged private-data");
+            }
+            if !exfil_known {
+                missing.push("no tool is tagged exfiltration and no openWorldHint was observed");
+            }
+            cov.not_observable(
+                scopes,
+                format!(
+                    "{}: the chain cannot be recognised in {} of {} conversations; tag tools in the policy file",
+                    missing.join(" and "),
+                    scopes,
+                    scopes
+                ),
+            );
+        }
+        RuleOutcome::new(partial.findings, cov)
     }
 }
 

@@ -15,7 +15,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Coverage, Finding, Report, Rule, RuleDocs, RuleInput, RuleOutcome, RunBy, Severity};
+use super::{
+    Coverage, Finding, Partial, Report, Rule, RuleDocs, RuleInput, RuleOutcome, RunBy, Severity,
+};
 use crate::model::{Model, SpanId, SpanRow, ToolDef, TraceId};
 use crate::store::Scanned;
 
@@ -43,7 +45,10 @@ impl Rule for CatalogDrift {
     }
     /// One store has no baseline to compare with: `check` never selects this rule (its CLI
     /// points at `tripline diff`), and a direct call finds nothing.
-    fn check(&self, _input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, _input: &RuleInput) -> Partial {
+        Partial::default()
+    }
+    fn finish(&self, _partial: Partial, _input: &RuleInput) -> RuleOutcome {
         RuleOutcome::default()
     }
 }

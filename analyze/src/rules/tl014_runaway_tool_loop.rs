@@ -9,7 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::{Model, TraceId};
 
 pub struct RunawayToolLoop;
@@ -75,6 +77,13 @@ impl Unit {
             None => Self::Trace(model.spans[span].trace_id),
         }
     }
+    /// Whether the unit is judged by `input` (its run span's trace, or its trace, is core).
+    fn owned(self, input: &RuleInput) -> bool {
+        match self {
+            Self::Run(r) => input.owns(r),
+            Self::Trace(t) => input.owns_trace(t),
+        }
+    }
     fn describe(self, model: &Model) -> String {
         match self {
             Self::Run(r) => match &model.spans[r].agent_name {
@@ -85,6 +94,12 @@ impl Unit {
         }
     }
 }
+
+/// Units (agent runs, traces outside any run) examined / of those, traces / tool calls without
+/// a tool name.
+const UNITS: &str = "units";
+const TRACES: &str = "traces";
+const UNNAMED: &str = "unnamed";
 
 impl Rule for RunawayToolLoop {
     fn code(&self) -> &'static str {
@@ -100,20 +115,20 @@ impl Rule for RunawayToolLoop {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
         let max_calls = input.options.max_calls_per_tool;
         let max_turns = input.options.max_model_turns;
         // unit -> tool -> call anchors; unit -> model call spans.
         let mut calls: BTreeMap<Unit, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
         let mut turns: BTreeMap<Unit, Vec<usize>> = BTreeMap::new();
-        let mut unnamed = 0usize;
+        let mut out = Partial::default();
         for call in input.tool_calls() {
             let unit = Unit::of(model, model.call_agent_run(call), call.anchor);
             let per_tool = calls.entry(unit).or_default();
             match call.tool.as_deref() {
                 Some(t) => per_tool.entry(t).or_default().push(call.anchor),
-                None => unnamed += 1,
+                None => out.add(UNNAMED, usize::from(unit.owned(input))),
             }
         }
         for (i, s) in model.spans.iter().enumerate() {
@@ -127,7 +142,10 @@ impl Rule for RunawayToolLoop {
         let mut units: Vec<Unit> = calls.keys().chain(turns.keys()).copied().collect();
         units.sort();
         units.dedup();
-        let mut cov = Coverage::new(units.len());
+        units.retain(|u| u.owned(input));
+        out.add(UNITS, units.len());
+        let traces = units.iter().filter(|u| matches!(u, Unit::Trace(_))).count();
+        out.add(TRACES, traces);
         let mut findings = Vec::new();
         for &unit in &units {
             let where_ = unit.describe(model);
@@ -169,10 +187,18 @@ impl Rule for RunawayToolLoop {
                 );
             }
         }
+        out.findings = findings;
+        out
+    }
+
+    fn finish(&self, partial: Partial, input: &RuleInput) -> RuleOutcome {
+        let max_calls = input.options.max_calls_per_tool;
+        let max_turns = input.options.max_model_turns;
+        let (traces, unnamed) = (partial.count(TRACES), partial.count(UNNAMED));
+        let mut cov = Coverage::new(partial.count(UNITS));
         cov.note(format!(
             "limits: more than {max_calls} calls of one tool or more than {max_turns} model turns per agent run"
         ));
-        let traces = units.iter().filter(|u| matches!(u, Unit::Trace(_))).count();
         if traces > 0 {
             cov.note(format!(
                 "{traces} trace(s) have tool calls or model calls outside any invoke_agent span: counted per trace"
@@ -183,6 +209,6 @@ impl Rule for RunawayToolLoop {
                 "tool name unknown on {unnamed} tool call(s): not counted per tool"
             ));
         }
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
 }

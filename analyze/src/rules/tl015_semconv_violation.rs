@@ -12,14 +12,17 @@
 //! span kind and the set of missing names (one finding per group, the other spans related), so a
 //! library that never sets a name yields one finding, not one per call.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 /// Attribute keys of one span; one set reused across spans (a million spans, a handful of keys).
 type Keys<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
 
 use schemas::schema::col;
 
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::partial::span_key;
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::{SpanRow, StatusCode};
 
 pub struct SemconvViolation;
@@ -63,6 +66,9 @@ static DOCS: RuleDocs = RuleDocs {
           error.type is set.",
 };
 
+/// MCP / GenAI spans examined.
+const EXAMINED: &str = "examined";
+
 impl Rule for SemconvViolation {
     fn code(&self) -> &'static str {
         "TL015"
@@ -80,13 +86,15 @@ impl Rule for SemconvViolation {
         &[col::ATTRIBUTES]
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        // (service, scope, what) -> spans
-        let mut groups: BTreeMap<(String, String, String), Vec<usize>> = BTreeMap::new();
-        let mut examined = 0;
+        // Groups (service, scope, what) span the store: each keeps its count and earliest spans.
+        let mut out = Partial::default();
         let mut keys = Keys::default();
         for (i, s) in model.spans.iter().enumerate() {
+            if !input.owns(i) {
+                continue;
+            }
             keys.clear();
             keys.extend(s.attribute_keys.iter().map(AsRef::as_ref));
             let mut problems: Vec<String> = Vec::new();
@@ -106,38 +114,46 @@ impl Rule for SemconvViolation {
                     ));
                 }
             }
-            if candidate {
-                examined += 1;
-            }
+            out.add(EXAMINED, usize::from(candidate));
             for p in problems {
-                let key = (
+                let key = vec![
                     s.service_name.as_deref().unwrap_or("?").to_string(),
                     s.scope_name.as_deref().unwrap_or_default().to_string(),
                     p,
-                );
-                groups.entry(key).or_default().push(i);
+                ];
+                out.sample(key, span_key(input, i), MAX_RELATED + 1, || {
+                    Finding::at(self, model, i, String::new())
+                });
             }
         }
-        let mut cov = Coverage::new(examined);
+        out
+    }
+
+    fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let mut cov = Coverage::new(partial.count(EXAMINED));
         cov.note("grouped: one finding per service, scope, span kind and missing names");
-        let findings = groups
+        let findings = partial
+            .samples
             .into_iter()
-            .filter_map(|((service, scope, what), spans)| {
-                let (&first, rest) = spans.split_first()?;
+            .filter_map(|(key, group)| {
+                let [service, scope, what] = <[String; 3]>::try_from(key).ok()?;
+                let mut spans = group.first.into_iter().map(|(_, f)| f);
+                let first = spans.next()?;
                 let scope = if scope.is_empty() {
                     "(unnamed scope)".to_string()
                 } else {
                     format!("scope {scope}")
                 };
-                Some(
-                    Finding::at(
-                        self,
-                        model,
-                        first,
-                        format!("{} {what} ({scope}, service {service})", spans.len()),
-                    )
-                    .with_related(model, rest.iter().copied().take(MAX_RELATED)),
-                )
+                let mut finding = Finding {
+                    message: format!("{} {what} ({scope}, service {service})", group.count),
+                    ..first
+                };
+                for f in spans {
+                    if f.span_id != finding.span_id && !finding.related.contains(&f.span_id) {
+                        finding.related.push(f.span_id);
+                    }
+                }
+                Some(finding)
             })
             .collect();
         RuleOutcome::new(findings, cov)

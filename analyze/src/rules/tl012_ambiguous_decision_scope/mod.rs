@@ -9,7 +9,9 @@ mod similarity;
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::{Scope, ToolDef};
 
 pub struct AmbiguousDecisionScope;
@@ -33,6 +35,10 @@ static DOCS: RuleDocs = RuleDocs {
           a qualifier.",
 };
 
+/// Model calls examined / without captured tool definitions.
+const EXAMINED: &str = "examined";
+const BLIND: &str = "blind";
+
 impl Rule for AmbiguousDecisionScope {
     fn code(&self) -> &'static str {
         "TL012"
@@ -47,10 +53,9 @@ impl Rule for AmbiguousDecisionScope {
         &DOCS
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let mut examined = 0;
-        let mut blind = 0;
+        let mut out = Partial::default();
         // Pairs per distinct tool list (many model calls share one catalog).
         let mut cache: HashMap<Vec<&str>, Vec<(String, String, String)>> = HashMap::new();
         // (scope, a, b) -> (reason, model call spans)
@@ -59,9 +64,9 @@ impl Rule for AmbiguousDecisionScope {
             if !s.is_model_call() {
                 continue;
             }
-            examined += 1;
+            out.add(EXAMINED, usize::from(input.owns(i)));
             let Some(defs) = &s.tool_definitions else {
-                blind += 1;
+                out.add(BLIND, usize::from(input.owns(i)));
                 continue;
             };
             let mut unique: Vec<&ToolDef> = Vec::new();
@@ -80,14 +85,11 @@ impl Rule for AmbiguousDecisionScope {
                     .push(i);
             }
         }
-        let mut cov = Coverage::new(examined);
-        cov.not_observable(
-            blind,
-            format!("gen_ai.tool.definitions not captured on {blind} of {examined} model calls"),
-        );
         let mut findings = Vec::new();
         for ((_, a, b), (reason, spans)) in seen {
-            let Some((&first, rest)) = spans.split_first() else {
+            // A scope's pair is judged by the window owning its first model call: the scope's
+            // spans are all in that window.
+            let Some((&first, rest)) = spans.split_first().filter(|(&f, _)| input.owns(f)) else {
                 continue;
             };
             let mut message = format!("model could choose between {a} and {b}: {reason}");
@@ -103,7 +105,18 @@ impl Rule for AmbiguousDecisionScope {
                     .with_related(model, rest.iter().copied()),
             );
         }
-        RuleOutcome::new(findings, cov)
+        out.findings = findings;
+        out
+    }
+
+    fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let (examined, blind) = (partial.count(EXAMINED), partial.count(BLIND));
+        let mut cov = Coverage::new(examined);
+        cov.not_observable(
+            blind,
+            format!("gen_ai.tool.definitions not captured on {blind} of {examined} model calls"),
+        );
+        RuleOutcome::new(partial.findings, cov)
     }
 }
 

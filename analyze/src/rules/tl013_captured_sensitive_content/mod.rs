@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use schemas::convert::REDACTED;
 use schemas::schema::col;
 
-use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use super::{
+    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
+};
 use crate::model::SpanRow;
 use patterns::Kind;
 
@@ -38,6 +40,11 @@ static DOCS: RuleDocs = RuleDocs {
     fix: "Turn content capture off where it is not needed, redact at ingest (collector \
           --redact-content) or in the SDK, and rotate any credential that was captured.",
 };
+
+/// Spans seen / with captured content / whose content was all redacted at ingest.
+const SPANS: &str = "spans";
+const EXAMINED: &str = "examined";
+const REDACTED_SPANS: &str = "redacted";
 
 impl Rule for CapturedSensitiveContent {
     fn code(&self) -> &'static str {
@@ -63,19 +70,21 @@ impl Rule for CapturedSensitiveContent {
         ]
     }
 
-    fn check(&self, input: &RuleInput) -> RuleOutcome {
+    fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let mut examined = 0;
-        let mut redacted = 0;
-        let mut findings = Vec::new();
+        let mut out = Partial::default();
         for (i, s) in model.spans.iter().enumerate() {
+            if !input.owns(i) {
+                continue;
+            }
+            out.add(SPANS, 1);
             let fields = content_fields(s);
             if fields.is_empty() {
                 continue;
             }
-            examined += 1;
+            out.add(EXAMINED, 1);
             if fields.iter().all(|(_, v)| *v == REDACTED) {
-                redacted += 1;
+                out.add(REDACTED_SPANS, 1);
                 continue;
             }
             // kind -> (count, fields it was found in)
@@ -96,18 +105,23 @@ impl Rule for CapturedSensitiveContent {
                 .iter()
                 .map(|(k, (n, f))| format!("{} x{n} in {}", k.label(), f.join(", ")))
                 .collect();
-            findings.push(Finding::at(
+            out.findings.push(Finding::at(
                 self,
                 model,
                 i,
                 format!("captured content holds {}", parts.join("; ")),
             ));
         }
+        out
+    }
+
+    fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
+        let (examined, redacted) = (partial.count(EXAMINED), partial.count(REDACTED_SPANS));
         let mut cov = Coverage::new(examined);
         if examined == 0 {
             cov.note(format!(
                 "no captured content on any of {} spans: nothing stored to leak",
-                model.spans.len()
+                partial.count(SPANS)
             ));
         }
         if redacted > 0 {
@@ -115,7 +129,7 @@ impl Rule for CapturedSensitiveContent {
                 "content redacted at ingest on {redacted} of {examined} spans: nothing stored to leak"
             ));
         }
-        RuleOutcome::new(findings, cov)
+        RuleOutcome::new(partial.findings, cov)
     }
 }
 

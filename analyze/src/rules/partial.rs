@@ -1,0 +1,162 @@
+//! A rule's outcome over one window of the store, in a form that merges across windows.
+//!
+//! Why: `check` reads a large store one window at a time (`crate::window`), so a rule that
+//! reports coverage as text ("tool result not captured on 14 of 20 tool calls (a, b)") cannot
+//! format that text per window: the numbers and lists are the store's. A rule instead
+//! tallies what it saw in the window's core ([`RuleInput::owns`]) into a [`Partial`]; the
+//! partials of every window are merged, and the rule formats its outcome once from the merged
+//! tallies ([`Rule::finish`]). Over the whole store as one window, `check` is exactly
+//! `finish(scan(input))`, so both paths share one implementation.
+
+use std::collections::BTreeMap;
+
+use super::{Finding, RuleInput};
+#[cfg(doc)]
+use super::Rule;
+use crate::model::{Call, SpanId, TraceId};
+
+/// Where an item falls in the store's order: a call's (start, anchor start, anchor trace, anchor
+/// span), the order `Model::calls` is in. Lists of names keep the store's first-seen order with it.
+pub type OrderKey = (i64, i64, TraceId, SpanId);
+
+/// The order key of `call` in `input`'s model.
+pub fn call_key(input: &RuleInput, call: &Call) -> OrderKey {
+    let a = &input.model.spans[call.anchor];
+    (call.start_ns, a.start_ns, a.trace_id, a.span_id)
+}
+
+/// Where a span falls in the store's order: (start, trace, span), the order `Model::spans` is in.
+pub type SpanKey = (i64, TraceId, SpanId);
+
+/// The order key of span `i` of `input`'s model.
+pub fn span_key(input: &RuleInput, i: usize) -> SpanKey {
+    let s = &input.model.spans[i];
+    (s.start_ns, s.trace_id, s.span_id)
+}
+
+/// The earliest spans of a group that spans the whole store (e.g. one finding per service and
+/// missing attribute), as findings at each (message to be written by the rule), and its size.
+#[derive(Debug, Default)]
+pub struct Sample {
+    pub count: usize,
+    /// How many of the earliest are kept.
+    pub keep: usize,
+    /// At most `keep`, ordered by key.
+    pub first: Vec<(SpanKey, Finding)>,
+}
+
+/// A finding whose message depends on the whole store (e.g. "although earlier calls of the same
+/// tool returned it"), decided in [`Rule::finish`].
+#[derive(Debug)]
+pub struct Pending {
+    pub key: OrderKey,
+    /// What the rule looks the store-wide fact up by (e.g. the tool).
+    pub label: String,
+    /// A fact of the candidate itself.
+    pub flag: bool,
+    pub finding: Finding,
+}
+
+/// Findings and tallies of one rule over one window's core.
+#[derive(Debug, Default)]
+pub struct Partial {
+    pub findings: Vec<Finding>,
+    /// Store-wide groups by key.
+    pub samples: BTreeMap<Vec<String>, Sample>,
+    pub pending: Vec<Pending>,
+    /// Counts by name, summed across windows.
+    pub counts: BTreeMap<&'static str, usize>,
+    /// Counts by name and key (e.g. parentless server spans per MCP method), summed.
+    pub keyed: BTreeMap<&'static str, BTreeMap<String, usize>>,
+    /// Names by list, each with the order key it was first seen at; merged keeping the earliest.
+    pub firsts: BTreeMap<&'static str, BTreeMap<String, OrderKey>>,
+}
+
+impl Partial {
+    /// Adds `n` to count `name`.
+    pub fn add(&mut self, name: &'static str, n: usize) {
+        *self.counts.entry(name).or_default() += n;
+    }
+    /// The count `name` (0 when never added).
+    pub fn count(&self, name: &'static str) -> usize {
+        self.counts.get(name).copied().unwrap_or(0)
+    }
+    /// Adds `n` to key `key` of the keyed count `name`.
+    pub fn add_keyed(&mut self, name: &'static str, key: &str, n: usize) {
+        *self
+            .keyed
+            .entry(name)
+            .or_default()
+            .entry(key.to_string())
+            .or_default() += n;
+    }
+    /// Records `item` in list `name`, seen at `at`.
+    pub fn first_seen(&mut self, name: &'static str, item: &str, at: OrderKey) {
+        let list = self.firsts.entry(name).or_default();
+        match list.get_mut(item) {
+            Some(k) if *k <= at => {}
+            Some(k) => *k = at,
+            None => {
+                list.insert(item.to_string(), at);
+            }
+        }
+    }
+    /// List `name` in first-seen order.
+    pub fn list(&self, name: &'static str) -> Vec<&str> {
+        let mut items: Vec<(&OrderKey, &str)> = self
+            .firsts
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|(item, k)| (k, item.as_str()))
+            .collect();
+        items.sort();
+        items.into_iter().map(|(_, item)| item).collect()
+    }
+
+    /// Counts a span (order `key`) in group `group`, keeping the findings (made by `at`) of the
+    /// group's `keep` earliest spans.
+    pub fn sample(
+        &mut self,
+        group: Vec<String>,
+        key: SpanKey,
+        keep: usize,
+        at: impl FnOnce() -> Finding,
+    ) {
+        let g = self.samples.entry(group).or_default();
+        g.count += 1;
+        g.keep = keep;
+        let pos = g.first.partition_point(|(k, _)| *k <= key);
+        if pos < keep {
+            g.first.insert(pos, (key, at()));
+            g.first.truncate(keep);
+        }
+    }
+
+    /// Folds `other` (another window of the same rule) into `self`.
+    pub fn merge(&mut self, other: Partial) {
+        self.findings.extend(other.findings);
+        self.pending.extend(other.pending);
+        for (group, theirs) in other.samples {
+            let g = self.samples.entry(group).or_default();
+            g.count += theirs.count;
+            g.keep = g.keep.max(theirs.keep);
+            g.first.extend(theirs.first);
+            g.first.sort_by(|a, b| a.0.cmp(&b.0));
+            g.first.truncate(g.keep);
+        }
+        for (name, n) in other.counts {
+            self.add(name, n);
+        }
+        for (name, keys) in other.keyed {
+            for (key, n) in keys {
+                self.add_keyed(name, &key, n);
+            }
+        }
+        for (name, items) in other.firsts {
+            for (item, at) in items {
+                self.first_seen(name, &item, at);
+            }
+        }
+    }
+}

@@ -1,0 +1,410 @@
+//! `check` over a store larger than memory: one window of traces at a time, with the same findings
+//! and coverage as one model of the whole store.
+//!
+//! Why windows of traces: most rules judge a call, a trace, an agent run or a conversation; the
+//! joins across traces (an orphaned server span stitched to its host call, a client call split
+//! from its `execute_tool`) only look [`SKEW_NS`] around a host span. So:
+//!
+//! 1. pass 1 ([`crate::load::index`]) reads light columns: each trace's extent and span count,
+//!    which traces share a conversation, and the store's tool catalog;
+//! 2. traces are grouped (a conversation's traces are one group, judged whole), ordered by first
+//!    start and cut into windows of about [`WindowOptions::window_spans`] spans (the *core*); a
+//!    window's model also holds every group whose extent comes within [`MARGIN_NS`] of the core
+//!    (the *overlap*), whole, so the cross-trace joins see what one whole-store model would;
+//! 3. pass 2 reads one window at a time (time range pushed to the scan, rows of other traces
+//!    dropped before they become `SpanRow`s), builds its model and runs the rules, each judging
+//!    only what the core owns ([`RuleInput::owns`]); the rules' [`Partial`]s merge across windows
+//!    and each rule formats its outcome once.
+//!
+//! Every rule runs this way ([`Rule::scan`] / [`Rule::finish`]); what each needs from the
+//! whole store is explicit: the tool catalog (pass 1), first-seen orders and store-wide groups
+//! (in the [`Partial`]). Peak memory is one window's model plus the pass-1 index (about 100 bytes
+//! per trace); with `--memory-limit`, a window whose estimate does not fit is an error naming it,
+//! checked before it is read.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use datafusion::prelude::{col, lit};
+use schemas::schema::col as c;
+
+use crate::error::LoadError;
+use crate::load::index::{self, TraceExtent, TraceSet};
+use crate::load::{scan_window, Projection, ScanFilter};
+use crate::model::stitch::SKEW_NS;
+use crate::model::{Model, TraceId};
+use crate::policy::Policy;
+use crate::rules::{Catalog, Partial, Report, Rule, RuleInput};
+use crate::store::Scanned;
+
+/// How far around a window's core other traces are read as context: five times the stitching
+/// tolerance on each side. One tolerance puts every host call a core server span can be matched
+/// to in the model; the rest covers the orphans competing for those host calls and their own
+/// candidates (matching is greedy, in start order), so a chain of competing matches would have to
+/// run over more than 10 s of dense traffic to reach past the overlap.
+pub const MARGIN_NS: i64 = 5 * SKEW_NS;
+
+/// Spans per window core by default: a window's model then stays around half a GiB.
+pub const DEFAULT_WINDOW_SPANS: u64 = 250_000;
+
+/// Estimated resident bytes per span of a window (rows, model, Arrow buffers while scanning),
+/// measured on `tripline-samples` stores; what `--memory-limit` is checked against.
+pub const BYTES_PER_SPAN: u64 = 1_800;
+
+/// How `check` cuts the store.
+#[derive(Clone, Debug)]
+pub struct WindowOptions {
+    /// Spans per window core (a group of traces is never split, so a window can hold more).
+    pub window_spans: u64,
+    /// Memory pool of the scans and the windows' models (`--memory-limit`), bytes.
+    pub memory_limit: Option<usize>,
+}
+
+impl Default for WindowOptions {
+    fn default() -> Self {
+        Self {
+            window_spans: DEFAULT_WINDOW_SPANS,
+            memory_limit: None,
+        }
+    }
+}
+
+/// A windowed check could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum WindowError {
+    #[error(transparent)]
+    Load(LoadError),
+    /// A scan needed more than the memory pool holds.
+    #[error("--memory-limit {limit} MiB is too small to {stage}: {cause}; raise --memory-limit")]
+    ScanTooLarge {
+        stage: &'static str,
+        limit: u64,
+        cause: String,
+    },
+    /// A window's estimated memory does not fit in `--memory-limit`.
+    #[error("window {number} of {windows} (spans starting {from} to {to}: {spans} spans in {traces} traces, a window never splits a trace or a conversation) needs about {needs} MiB, more than --memory-limit {limit} MiB allows; raise --memory-limit, or narrow the scan with --since/--until/--service")]
+    TooLarge {
+        number: usize,
+        windows: usize,
+        from: String,
+        to: String,
+        spans: u64,
+        traces: usize,
+        needs: u64,
+        limit: u64,
+    },
+}
+
+impl WindowError {
+    /// `e` from `stage`, named as running out of `--memory-limit` when it did.
+    fn load(e: LoadError, stage: &'static str, limit: Option<usize>) -> Self {
+        match (index::exhausted(&e), limit) {
+            (Some(cause), Some(limit)) => Self::ScanTooLarge {
+                stage,
+                limit: limit as u64 >> 20,
+                cause,
+            },
+            _ => Self::Load(e),
+        }
+    }
+}
+
+impl From<LoadError> for WindowError {
+    fn from(e: LoadError) -> Self {
+        Self::Load(e)
+    }
+}
+
+/// What a windowed check did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowStats {
+    pub windows: usize,
+    /// Spans in the largest window (core and overlap).
+    pub largest_window_spans: u64,
+}
+
+/// A group of traces judged together: one trace, or every trace of a conversation.
+#[derive(Clone, Debug)]
+struct Group {
+    traces: Vec<usize>,
+    first_ns: i64,
+    last_start_ns: i64,
+    /// Latest end or start of any span.
+    end_ns: i64,
+    spans: u64,
+}
+
+/// One window: the groups it judges (core) and reads as context (overlap).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub core: Vec<TraceId>,
+    pub overlap: Vec<TraceId>,
+    /// Start-time range of the spans to read.
+    pub from_ns: i64,
+    pub to_ns: i64,
+    pub spans: u64,
+}
+
+/// Cuts `traces` into windows of about `window_spans` core spans; `conversations` joins traces
+/// into groups that are never split.
+pub fn plan(
+    traces: &[TraceExtent],
+    conversations: &[(TraceId, String)],
+    window_spans: u64,
+) -> Vec<Window> {
+    let groups = groups(traces, conversations);
+    let mut windows = Vec::new();
+    // Groups ordered by first start; `active` holds the groups a window may overlap: added once
+    // their first start is close enough, dropped once they end before a core's margin.
+    let mut next = 0;
+    let mut active: Vec<usize> = Vec::new();
+    let mut start = 0;
+    while start < groups.len() {
+        let mut end = start;
+        let mut spans = 0;
+        while end < groups.len() && (end == start || spans + groups[end].spans <= window_spans) {
+            spans += groups[end].spans;
+            end += 1;
+        }
+        let lo = groups[start].first_ns.saturating_sub(MARGIN_NS);
+        let hi = groups[start..end]
+            .iter()
+            .map(|g| g.end_ns)
+            .max()
+            .unwrap_or(i64::MIN)
+            .saturating_add(MARGIN_NS);
+        while next < groups.len() && groups[next].first_ns <= hi {
+            active.push(next);
+            next += 1;
+        }
+        active.retain(|&g| groups[g].end_ns >= lo);
+        let ids = |g: &Group| g.traces.iter().map(|&t| traces[t].trace).collect::<Vec<_>>();
+        let core: Vec<TraceId> = groups[start..end].iter().flat_map(ids).collect();
+        let overlap_groups: Vec<&Group> = active
+            .iter()
+            .filter(|&&g| !(start..end).contains(&g))
+            .map(|&g| &groups[g])
+            .collect();
+        let all = || groups[start..end].iter().chain(overlap_groups.iter().copied());
+        windows.push(Window {
+            core,
+            overlap: overlap_groups.iter().copied().flat_map(ids).collect(),
+            from_ns: all().map(|g| g.first_ns).min().unwrap_or(0),
+            to_ns: all().map(|g| g.last_start_ns).max().unwrap_or(0),
+            spans: all().map(|g| g.spans).sum(),
+        });
+        start = end;
+    }
+    windows
+}
+
+/// Traces joined by shared conversation ids (union-find), ordered by first start.
+fn groups(traces: &[TraceExtent], conversations: &[(TraceId, String)]) -> Vec<Group> {
+    let at: HashMap<TraceId, usize, foldhash::fast::RandomState> = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.trace, i))
+        .collect();
+    let mut parent: Vec<usize> = (0..traces.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    for (trace, conv) in conversations {
+        let Some(&t) = at.get(trace) else { continue };
+        let f = *first_of.entry(conv.as_str()).or_insert(t);
+        let (a, b) = (root(&mut parent, f), root(&mut parent, t));
+        if a != b {
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut by_root: HashMap<usize, Group> = HashMap::new();
+    for (i, t) in traces.iter().enumerate() {
+        let r = root(&mut parent, i);
+        let g = by_root.entry(r).or_insert(Group {
+            traces: Vec::new(),
+            first_ns: i64::MAX,
+            last_start_ns: i64::MIN,
+            end_ns: i64::MIN,
+            spans: 0,
+        });
+        g.traces.push(i);
+        g.first_ns = g.first_ns.min(t.first_ns);
+        g.last_start_ns = g.last_start_ns.max(t.last_start_ns);
+        g.end_ns = g.end_ns.max(t.end_ns).max(t.last_start_ns);
+        g.spans += t.spans;
+    }
+    let mut groups: Vec<Group> = by_root.into_values().collect();
+    groups.sort_by_key(|g| (g.first_ns, traces[g.traces[0]].trace));
+    groups
+}
+
+/// Runs `rules` over the store window by window (see the module docs).
+pub async fn check_windows(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    policy: &Policy,
+    rules: &[&dyn Rule],
+    projection: &Projection,
+    options: &WindowOptions,
+) -> Result<(Report, Scanned, WindowStats), WindowError> {
+    let mut snapshot = index::snapshot(data_dir)?;
+    let idx = index::index_store(&mut snapshot, data_dir, filter, options.memory_limit)
+        .await
+        .map_err(|e| WindowError::load(e, "index the store (pass 1)", options.memory_limit))?;
+    let catalog = Catalog::from_spans(&idx.catalog_spans);
+    // A window (core and overlap) gets at most half the memory limit: the rest is the scan's
+    // Arrow buffers, the pass-1 index and the findings so far.
+    let window_spans = options.memory_limit.map_or(options.window_spans, |limit| {
+        options
+            .window_spans
+            .min((limit as u64 / 2 / BYTES_PER_SPAN).max(1))
+    });
+    let windows = plan(&idx.traces, &idx.conversations, window_spans);
+    drop(idx.traces);
+    let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
+    let mut largest = 0;
+    let path = data_dir.join("spans").display().to_string();
+    let scan_err = |cause| LoadError::Scan {
+        path: path.clone(),
+        cause,
+    };
+    for (number, w) in windows.iter().enumerate() {
+        largest = largest.max(w.spans);
+        let ctx = index::session(options.memory_limit).map_err(scan_err)?;
+        // Held while the window is read and judged: DataFusion's operators share the rest.
+        let _reservation = index::reserve(
+            &ctx,
+            "window",
+            usize::try_from(w.spans * BYTES_PER_SPAN).unwrap_or(usize::MAX),
+        )
+        .map_err(|_| {
+            too_large(
+                number,
+                windows.len(),
+                w,
+                options.memory_limit.unwrap_or_default(),
+            )
+        })?;
+        let keep: TraceSet = Arc::new(w.core.iter().chain(&w.overlap).copied().collect());
+        // The user's filter, the window's start-time range (row group statistics prune by it)
+        // and the partitions holding spans of that range.
+        let mut filters = filter.exprs();
+        filters.push(col(c::START_TIME_UNIX_NANO).between(lit(w.from_ns), lit(w.to_ns)));
+        filters.extend(index::partitions_holding(&idx.partitions, w.from_ns, w.to_ns));
+        let parts = scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)
+            .await
+            .map_err(|e| WindowError::load(e, "read a window", options.memory_limit))?;
+        drop(keep);
+        let model = Model::from_parts(parts);
+        let core: HashSet<TraceId> = w.core.iter().copied().collect();
+        let input = RuleInput::window(&model, policy, catalog.clone(), &core);
+        for (acc, part) in merged.iter_mut().zip(crate::rules::scan_all(rules, &input)) {
+            acc.merge(part);
+        }
+    }
+    let (empty, no_core) = (Model::default(), HashSet::new());
+    let input = RuleInput::window(&empty, policy, catalog, &no_core);
+    let outcomes = rules
+        .iter()
+        .zip(merged)
+        .map(|(r, p)| r.finish(p, &input))
+        .collect();
+    let stats = WindowStats {
+        windows: windows.len(),
+        largest_window_spans: largest,
+    };
+    Ok((crate::rules::report(rules, outcomes), idx.scanned, stats))
+}
+
+/// The error for window `number` (0-based) of `windows` not fitting in `limit` bytes.
+fn too_large(number: usize, windows: usize, w: &Window, limit: usize) -> WindowError {
+    let time = |ns: i64| DateTime::<Utc>::from_timestamp_nanos(ns).to_rfc3339();
+    WindowError::TooLarge {
+        number: number + 1,
+        windows,
+        from: time(w.from_ns),
+        to: time(w.to_ns),
+        spans: w.spans,
+        traces: w.core.len() + w.overlap.len(),
+        needs: w.spans * BYTES_PER_SPAN / (1 << 20),
+        limit: limit as u64 / (1 << 20),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: i64 = 1_000_000_000;
+
+    fn t(id: u8, first: i64, end: i64, spans: u64) -> TraceExtent {
+        TraceExtent {
+            trace: TraceId([id; 16]),
+            first_ns: first,
+            last_start_ns: first,
+            end_ns: end,
+            spans,
+        }
+    }
+
+    #[test]
+    fn every_trace_is_core_in_exactly_one_window_and_neighbours_are_overlap() {
+        // Ten traces far apart (three margins), 4 spans each, windows of 8 spans: two per core.
+        let gap = 3 * MARGIN_NS;
+        let traces: Vec<_> = (0..10u8)
+            .map(|i| t(i, i64::from(i) * gap, i64::from(i) * gap + S, 4))
+            .collect();
+        let windows = plan(&traces, &[], 8);
+        assert_eq!(windows.len(), 5);
+        let mut cores: Vec<TraceId> = windows.iter().flat_map(|w| w.core.clone()).collect();
+        cores.sort();
+        assert_eq!(cores, traces.iter().map(|t| t.trace).collect::<Vec<_>>());
+        assert!(windows.iter().all(|w| w.overlap.is_empty()), "{windows:?}");
+        assert_eq!(windows[0].spans, 8);
+        // Within the margin: the neighbours are read as overlap, on both sides.
+        let close: Vec<_> = (0..4u8)
+            .map(|i| t(i, i64::from(i) * 3 * S, i64::from(i) * 3 * S + S, 4))
+            .collect();
+        let windows = plan(&close, &[], 8);
+        let ids = |v: &[u8]| v.iter().map(|&i| TraceId([i; 16])).collect::<Vec<_>>();
+        assert_eq!(windows[0].core, ids(&[0, 1]));
+        assert_eq!(windows[0].overlap, ids(&[2, 3]));
+        assert_eq!(windows[1].overlap, ids(&[0, 1]));
+        assert_eq!((windows[1].from_ns, windows[1].to_ns), (0, 9 * S));
+        assert_eq!(windows[1].spans, 16);
+    }
+
+    #[test]
+    fn a_conversation_is_never_split_and_a_long_trace_is_overlap_everywhere() {
+        let traces = vec![
+            t(1, 0, S, 4),
+            t(2, 100 * S, 101 * S, 4),
+            t(3, 50 * S, 51 * S, 4),
+            // a session trace over the whole store
+            t(4, 10 * S, 200 * S, 1),
+        ];
+        let conv = vec![
+            (TraceId([1; 16]), "c".to_string()),
+            (TraceId([2; 16]), "c".to_string()),
+        ];
+        let windows = plan(&traces, &conv, 4);
+        let w1 = windows
+            .iter()
+            .find(|w| w.core.contains(&TraceId([1; 16])))
+            .unwrap();
+        assert!(w1.core.contains(&TraceId([2; 16])), "{windows:?}");
+        assert!(w1.overlap.contains(&TraceId([4; 16])));
+        let w3 = windows
+            .iter()
+            .find(|w| w.core.contains(&TraceId([3; 16])))
+            .unwrap();
+        assert!(w3.overlap.contains(&TraceId([4; 16])), "{windows:?}");
+    }
+}

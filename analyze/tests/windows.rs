@@ -1,0 +1,206 @@
+//! `check` in windows gives byte for byte the JSON of one model of the whole store: over the
+//! samples, over the real recordings (skipped when absent) and over synthetic stores where traces
+//! straddle window boundaries and orphaned server spans are stitched to host calls in other
+//! windows. Stores are written by the collector's real ingest pipeline; windows are forced small
+//! (`--window-spans`) so there are many boundaries. Also: `--memory-limit` refuses a window that
+//! cannot fit, naming it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use analyze::check::{check_store, check_store_bounded};
+use analyze::load::ScanFilter;
+use analyze::policy::Policy;
+use analyze::render::render_json_with;
+use analyze::rules::RULES;
+use analyze::window::{WindowError, WindowOptions, WindowStats};
+use collector::{ingest_paths, IngestOptions, Pipeline, PipelineConfig, Stats};
+use prost::Message;
+use synth::{RequestBuilder, SpanMix};
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A store holding the spans of `paths`, written by the collector's ingest pipeline.
+fn ingest(paths: &[PathBuf]) -> tempfile::TempDir {
+    let store = tempfile::tempdir().unwrap();
+    let pipeline = Pipeline::start(
+        PipelineConfig::new(store.path()),
+        Arc::new(Stats::default()),
+    )
+    .unwrap();
+    let summary = ingest_paths(&pipeline, paths, &IngestOptions::default());
+    pipeline.shutdown().unwrap();
+    assert_eq!(summary.failed, vec![], "no file failed");
+    assert!(summary.spans_accepted > 0);
+    store
+}
+
+/// `check --format json` over one model of the whole store.
+fn whole(dir: &Path, policy: &Policy) -> String {
+    let (_, report, scanned) = rt()
+        .block_on(check_store(dir, &ScanFilter::default(), policy, RULES))
+        .unwrap();
+    render_json_with(&report, Some(&scanned))
+}
+
+/// `check --format json` in windows of `window_spans` spans.
+fn windowed(dir: &Path, policy: &Policy, window_spans: u64) -> (String, WindowStats) {
+    let options = WindowOptions {
+        window_spans,
+        memory_limit: None,
+    };
+    let (report, scanned, stats) = rt()
+        .block_on(check_store_bounded(
+            dir,
+            &ScanFilter::default(),
+            policy,
+            RULES,
+            &options,
+        ))
+        .unwrap();
+    (render_json_with(&report, Some(&scanned)), stats)
+}
+
+/// The windowed JSON equals the whole-store JSON at every window size; returns the number of
+/// windows at the smallest size.
+fn assert_same(dir: &Path, policy: &Policy, sizes: &[u64]) -> usize {
+    let expected = whole(dir, policy);
+    let findings = serde_json::from_str::<serde_json::Value>(&expected).unwrap()["findings"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert!(findings > 0, "the store yields findings: {expected}");
+    let mut most = 0;
+    for &size in sizes {
+        let (got, stats) = windowed(dir, policy, size);
+        if got != expected {
+            let diff: Vec<String> = expected
+                .lines()
+                .zip(got.lines())
+                .enumerate()
+                .filter(|(_, (a, b))| a != b)
+                .take(10)
+                .map(|(i, (a, b))| format!("line {}: whole {a} | windows {b}", i + 1))
+                .collect();
+            panic!(
+                "window size {size} ({} windows): JSON differs from the whole-store check:\n{}",
+                stats.windows,
+                diff.join("\n")
+            );
+        }
+        most = most.max(stats.windows);
+    }
+    most
+}
+
+#[test]
+fn samples_in_windows_match_the_whole_store() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    let store = ingest(&[samples.join("traces")]);
+    let policy = Policy::load(&samples.join("policy.toml")).unwrap();
+    let windows = assert_same(store.path(), &policy, &[1, 5, 40, 1_000_000]);
+    assert!(windows > 10, "small windows cut the store: {windows}");
+}
+
+#[test]
+fn recordings_in_windows_match_the_whole_store() {
+    let dir = common::recordings_dir();
+    if !dir.join("policy.toml").exists() {
+        eprintln!("skipped: the recordings are not present");
+        return;
+    }
+    let store = ingest(std::slice::from_ref(&dir));
+    let policy = Policy::load(&dir.join("policy.toml")).unwrap();
+    let windows = assert_same(store.path(), &policy, &[1, 25, 1_000_000]);
+    assert!(windows > 10, "small windows cut the store: {windows}");
+}
+
+/// Synthetic agent turns from several streams whose clocks overlap, so every window boundary
+/// falls inside other traces' time, and half of the MCP server spans lost their context: each is
+/// a trace of its own, judged in another window than its host's call.
+#[test]
+fn synthetic_store_with_orphans_across_boundaries_matches_the_whole_store() {
+    let input = tempfile::tempdir().unwrap();
+    let mix = SpanMix {
+        content_share: 0.5,
+        error_share: 0.2,
+        broken_propagation_share: 0.5,
+    };
+    let t0: u64 = 1_796_000_000_000_000_000;
+    for stream in 0..4u64 {
+        // 1.5 s apart: turns last 2.4–3 s, so streams interleave.
+        let mut b = RequestBuilder::new(stream, mix).with_fixed_clock(t0 + stream * 1_500_000_000);
+        for request in 0..3 {
+            let body = b.build(150).encode_to_vec();
+            std::fs::write(
+                input.path().join(format!("s{stream}-r{request}.pb")),
+                body,
+            )
+            .unwrap();
+        }
+    }
+    let store = ingest(&[input.path().to_path_buf()]);
+    let policy = Policy::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/policy.toml"),
+    )
+    .unwrap();
+    let expected = whole(store.path(), &policy);
+    assert!(
+        expected.contains("although the host's"),
+        "orphaned server spans are stitched to their host calls: {expected}"
+    );
+    let windows = assert_same(store.path(), &policy, &[1, 3, 20, 100]);
+    assert!(windows > 100, "one trace per window: {windows}");
+}
+
+#[test]
+fn a_window_over_the_memory_limit_is_an_error_naming_it() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    let store = ingest(&[samples.join("traces")]);
+    let options = WindowOptions {
+        window_spans: 1_000_000,
+        memory_limit: Some(1024),
+    };
+    let e = rt()
+        .block_on(check_store_bounded(
+            store.path(),
+            &ScanFilter::default(),
+            &Policy::default(),
+            RULES,
+            &options,
+        ))
+        .unwrap_err();
+    assert!(matches!(e, WindowError::TooLarge { number: 1, .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("window 1 of ") && msg.contains("raise --memory-limit"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn probe_limits() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    let store = ingest(&[samples.join("traces")]);
+    for kib in [16u64, 64, 128, 256, 512, 1024, 2048, 4096, 16384] {
+        let options = WindowOptions {
+            window_spans: 1_000_000,
+            memory_limit: Some((kib << 10) as usize),
+        };
+        let r = rt().block_on(check_store_bounded(
+            store.path(),
+            &ScanFilter::default(),
+            &Policy::default(),
+            RULES,
+            &options,
+        ));
+        eprintln!("PROBE {kib} KiB: {:?}", r.map(|(_, s, w)| (s.spans, w)).map_err(|e| e.to_string()));
+    }
+}
