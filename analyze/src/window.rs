@@ -77,14 +77,14 @@ pub enum WindowError {
     #[error(transparent)]
     Load(LoadError),
     /// A scan needed more than the memory pool holds.
-    #[error("--memory-limit {limit} MiB is too small to {stage}: {cause}; raise --memory-limit")]
+    #[error("--memory-limit {} is too small to {stage}: {cause}; raise --memory-limit", human(.limit))]
     ScanTooLarge {
         stage: &'static str,
         limit: u64,
         cause: String,
     },
     /// A window's estimated memory does not fit in `--memory-limit`.
-    #[error("window {number} of {windows} (spans starting {from} to {to}: {spans} spans in {traces} traces, a window never splits a trace or a conversation) needs about {needs} MiB, more than --memory-limit {limit} MiB allows; raise --memory-limit, or narrow the scan with --since/--until/--service")]
+    #[error("window {number} of {windows} (spans starting {from} to {to}: {spans} spans in {traces} traces, a window never splits a trace or a conversation) needs about {}, more than --memory-limit {} allows; raise --memory-limit, or narrow the scan with --since/--until/--service", human(.needs), human(.limit))]
     TooLarge {
         number: usize,
         windows: usize,
@@ -103,7 +103,7 @@ impl WindowError {
         match (index::exhausted(&e), limit) {
             (Some(cause), Some(limit)) => Self::ScanTooLarge {
                 stage,
-                limit: limit as u64 >> 20,
+                limit: limit as u64,
                 cause,
             },
             _ => Self::Load(e),
@@ -333,8 +333,19 @@ fn too_large(number: usize, windows: usize, w: &Window, limit: usize) -> WindowE
         to: time(w.to_ns),
         spans: w.spans,
         traces: w.core.len() + w.overlap.len(),
-        needs: w.spans * BYTES_PER_SPAN / (1 << 20),
-        limit: limit as u64 / (1 << 20),
+        needs: w.spans * BYTES_PER_SPAN,
+        limit: limit as u64,
+    }
+}
+
+/// `512 B`, `1.0 KiB`, `250.0 MiB`, `1.5 GiB`.
+fn human(bytes: &u64) -> String {
+    let (bytes, b) = (*bytes, *bytes as f64);
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KiB", b / 1024.0),
+        1_048_576..1_073_741_824 => format!("{:.1} MiB", b / 1_048_576.0),
+        _ => format!("{:.1} GiB", b / 1_073_741_824.0),
     }
 }
 
@@ -379,6 +390,24 @@ mod tests {
         assert_eq!(windows[1].overlap, ids(&[0, 1]));
         assert_eq!((windows[1].from_ns, windows[1].to_ns), (0, 9 * S));
         assert_eq!(windows[1].spans, 16);
+    }
+
+    #[test]
+    fn a_window_too_large_for_the_limit_is_named() {
+        let w = Window {
+            core: vec![TraceId([1; 16])],
+            overlap: vec![TraceId([2; 16])],
+            from_ns: 0,
+            to_ns: 3_600 * S,
+            spans: 700_000,
+        };
+        assert_eq!(
+            too_large(2, 41, &w, 1 << 30).to_string(),
+            "window 3 of 41 (spans starting 1970-01-01T00:00:00+00:00 to 1970-01-01T01:00:00+00:00: \
+             700000 spans in 2 traces, a window never splits a trace or a conversation) needs \
+             about 1.2 GiB, more than --memory-limit 1.0 GiB allows; raise --memory-limit, or \
+             narrow the scan with --since/--until/--service"
+        );
     }
 
     #[test]
