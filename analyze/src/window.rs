@@ -46,11 +46,12 @@ use crate::store::Scanned;
 /// run over more than 10 s of dense traffic to reach past the overlap.
 pub const MARGIN_NS: i64 = 5 * SKEW_NS;
 
-/// Spans per window core by default: a window's model then stays around half a GiB.
+/// Spans per window core by default: about 450 MB of model at [`BYTES_PER_SPAN`].
 pub const DEFAULT_WINDOW_SPANS: u64 = 250_000;
 
-/// Estimated resident bytes per span of a window (rows, model, Arrow buffers while scanning),
-/// measured on `tripline-samples` stores; what `--memory-limit` is checked against.
+/// Estimated resident bytes per span of a window (rows, model, Arrow buffers while scanning):
+/// the whole-store check's peak RSS at 1M `tripline-samples` spans (1.7–1.8 GB, BENCHMARKS.md).
+/// What `--memory-limit` is checked against.
 pub const BYTES_PER_SPAN: u64 = 1_800;
 
 /// How `check` cuts the store.
