@@ -175,7 +175,11 @@ fn parse_size(s: &str) -> Result<usize, String> {
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
-        _ => return Err(format!("invalid size {s:?}; use e.g. 1GiB, 512MiB or a number of bytes")),
+        _ => {
+            return Err(format!(
+                "invalid size {s:?}; use e.g. 1GiB, 512MiB or a number of bytes"
+            ))
+        }
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("size {s:?} is too large"))

@@ -181,14 +181,23 @@ pub fn plan(
             next += 1;
         }
         active.retain(|&g| groups[g].end_ns >= lo);
-        let ids = |g: &Group| g.traces.iter().map(|&t| traces[t].trace).collect::<Vec<_>>();
+        let ids = |g: &Group| {
+            g.traces
+                .iter()
+                .map(|&t| traces[t].trace)
+                .collect::<Vec<_>>()
+        };
         let core: Vec<TraceId> = groups[start..end].iter().flat_map(ids).collect();
         let overlap_groups: Vec<&Group> = active
             .iter()
             .filter(|&&g| !(start..end).contains(&g))
             .map(|&g| &groups[g])
             .collect();
-        let all = || groups[start..end].iter().chain(overlap_groups.iter().copied());
+        let all = || {
+            groups[start..end]
+                .iter()
+                .chain(overlap_groups.iter().copied())
+        };
         windows.push(Window {
             core,
             overlap: overlap_groups.iter().copied().flat_map(ids).collect(),
@@ -298,7 +307,11 @@ pub async fn check_windows(
         // and the partitions holding spans of that range.
         let mut filters = filter.exprs();
         filters.push(col(c::START_TIME_UNIX_NANO).between(lit(w.from_ns), lit(w.to_ns)));
-        filters.extend(index::partitions_holding(&idx.partitions, w.from_ns, w.to_ns));
+        filters.extend(index::partitions_holding(
+            &idx.partitions,
+            w.from_ns,
+            w.to_ns,
+        ));
         let parts = scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)
             .await
             .map_err(|e| WindowError::load(e, "read a window", options.memory_limit))?;

@@ -139,18 +139,13 @@ fn synthetic_store_with_orphans_across_boundaries_matches_the_whole_store() {
         let mut b = RequestBuilder::new(stream, mix).with_fixed_clock(t0 + stream * 1_500_000_000);
         for request in 0..3 {
             let body = b.build(150).encode_to_vec();
-            std::fs::write(
-                input.path().join(format!("s{stream}-r{request}.pb")),
-                body,
-            )
-            .unwrap();
+            std::fs::write(input.path().join(format!("s{stream}-r{request}.pb")), body).unwrap();
         }
     }
     let store = ingest(&[input.path().to_path_buf()]);
-    let policy = Policy::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/policy.toml"),
-    )
-    .unwrap();
+    let policy =
+        Policy::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/policy.toml"))
+            .unwrap();
     let expected = whole(store.path(), &policy);
     assert!(
         expected.contains("although the host's"),

@@ -226,7 +226,10 @@ async fn index_once(
     let by_partition = df
         .clone()
         .aggregate(
-            vec![col("date"), cast_expr(col("hour"), DataType::Int32).alias("hour")],
+            vec![
+                col("date"),
+                cast_expr(col("hour"), DataType::Int32).alias("hour"),
+            ],
             vec![
                 min(col(c::START_TIME_UNIX_NANO)).alias("first"),
                 max(col(c::START_TIME_UNIX_NANO)).alias("last"),

@@ -256,4 +256,3 @@ fn par_map<R: Sync + ?Sized, T: Send>(rules: &[&R], f: impl Fn(&R) -> T + Sync) 
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, o)| o).collect()
 }
-

@@ -10,9 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Finding, RuleInput};
 #[cfg(doc)]
 use super::Rule;
+use super::{Finding, RuleInput};
 use crate::model::{Call, SpanId, TraceId};
 
 /// Where an item falls in the store's order: a call's (start, anchor start, anchor trace, anchor

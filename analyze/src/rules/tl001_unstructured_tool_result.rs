@@ -3,9 +3,7 @@
 
 use super::input::short_list;
 use super::partial::{call_key, Pending};
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 
 pub struct UnstructuredToolResult;
 

@@ -2,9 +2,7 @@
 //! an approval before it.
 
 use super::input::{effective_or_count, report_unknown};
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::approvals::Approvals;
 use crate::policy::{PolicyClass, PolicySource};
 

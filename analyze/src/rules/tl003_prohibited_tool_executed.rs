@@ -1,9 +1,7 @@
 //! TL003 prohibited-tool-executed: a tool whose effective policy is `prohibited` executed.
 
 use super::input::{effective_or_count, report_unknown};
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::policy::{PolicyClass, PolicySource};
 
 pub struct ProhibitedToolExecuted;

@@ -1,9 +1,7 @@
 //! TL004 broken-trace-propagation: the MCP server's span of a tool call is not in the trace of the
 //! host's call.
 
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{CallKind, McpRole};
 
 pub struct BrokenTracePropagation;

@@ -1,9 +1,7 @@
 //! TL005 hidden-tool-called: a tool executed that the model could not see, or that the agent's
 //! allowlist excludes.
 
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::McpRole;
 use crate::policy::tool_part;
 

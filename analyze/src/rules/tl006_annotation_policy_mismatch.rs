@@ -2,9 +2,7 @@
 //! registry says another.
 
 use super::input::short_list;
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::policy::{annotation_class, PolicySource};
 
 pub struct AnnotationPolicyMismatch;

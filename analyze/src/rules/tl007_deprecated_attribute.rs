@@ -15,9 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use schemas::registry::{deprecated_alias, DeprecatedAlias};
 use schemas::schema::col;
 
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::SpanRow;
 
 pub struct DeprecatedAttribute;

@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Call, Scope};
 
 pub struct ToolErrorRetried;

@@ -4,9 +4,7 @@
 //! records the result but leaves the span status OK/unset and sets no `error.type` makes the
 //! failure invisible to every error-rate dashboard and alert built on span status.
 
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::StatusCode;
 
 pub struct MaskedToolError;

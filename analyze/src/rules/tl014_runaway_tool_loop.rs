@@ -9,9 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Model, TraceId};
 
 pub struct RunawayToolLoop;

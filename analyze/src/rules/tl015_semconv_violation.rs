@@ -20,9 +20,7 @@ type Keys<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
 use schemas::schema::col;
 
 use super::partial::span_key;
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{SpanRow, StatusCode};
 
 pub struct SemconvViolation;

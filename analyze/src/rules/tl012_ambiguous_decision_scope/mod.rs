@@ -9,9 +9,7 @@ mod similarity;
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Scope, ToolDef};
 
 pub struct AmbiguousDecisionScope;

@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 use schemas::convert::REDACTED;
 use schemas::schema::col;
 
-use super::{
-    Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity,
-};
+use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::SpanRow;
 use patterns::Kind;
 
