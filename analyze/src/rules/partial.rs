@@ -142,7 +142,7 @@ impl Partial {
             g.count += theirs.count;
             g.keep = g.keep.max(theirs.keep);
             g.first.extend(theirs.first);
-            g.first.sort_by(|a, b| a.0.cmp(&b.0));
+            g.first.sort_by_key(|(k, _)| *k);
             g.first.truncate(g.keep);
         }
         for (name, n) in other.counts {
