@@ -17,6 +17,8 @@ use crate::policy::Policy;
 use crate::render::{self, Format, Style, CHECK_FORMATS, DATA_FORMATS, QUERY_FORMATS};
 use crate::rules::{self, Rule, RunBy, Severity, RULES};
 
+mod incremental;
+
 /// When to colour output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -74,6 +76,7 @@ impl UiArgs {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ScanArgs {
     /// Only spans that started at or after this time (RFC 3339, or relative: 30m, 24h, 7d).
+    /// `check --since last`: only what was committed since the last such run (docs/incremental.md).
     #[arg(long)]
     pub since: Option<String>,
     /// Only spans that started at or before this time (RFC 3339, or relative).
@@ -138,6 +141,26 @@ pub struct CheckArgs {
     pub max_model_turns: Option<u32>,
     #[command(flatten)]
     pub scan: ScanArgs,
+    /// State file of `--since last` (what was checked and reported; docs/incremental.md).
+    /// Default: <data>/.tripline-check-state.json when the data dir is writable.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Keep checking each newly committed part file; print each new finding as a JSON line
+    /// until SIGINT/SIGTERM (with `--since last`: from the state file on).
+    #[arg(long)]
+    pub follow: bool,
+    /// `--follow`: seconds between two looks at the store.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_interval)]
+    pub interval: f64,
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!(
+            "invalid interval {s:?}; give seconds between 0 and 86400, e.g. 2 or 0.5"
+        )),
+    }
 }
 
 fn parse_severity(s: &str) -> Result<Severity, String> {
@@ -287,6 +310,9 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
         policy.limits.max_model_turns = Some(n as usize);
     }
     let selected = select_rules(&args.rules)?;
+    if args.follow || args.scan.since.as_deref() == Some(incremental::SINCE_LAST) {
+        return incremental::run(data_dir, &args, ui, &policy, &selected);
+    }
     let filter = args.scan.filter()?;
     let pb = spinner(ui, "scanning spans");
     let scan = runtime()?.block_on(crate::check::check_store(

@@ -10,6 +10,7 @@
 mod check_table;
 mod diff;
 mod json;
+mod json_lines;
 mod markdown;
 mod query;
 mod reports;
@@ -21,6 +22,7 @@ mod verify;
 pub use check_table::render_table;
 pub use diff::render_diff;
 pub use json::{render_json, render_json_with};
+pub use json_lines::render_finding_line;
 pub use markdown::render_markdown;
 pub use query::{render_batches, RenderError};
 pub use reports::{render_report, ReportError};
