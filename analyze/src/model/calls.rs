@@ -138,7 +138,16 @@ pub fn absorb(call: &mut Call, s: &SpanRow) {
     if call.request_id.is_none() {
         call.request_id.clone_from(&s.jsonrpc_request_id);
     }
-    call.is_error = merge_true_wins(call.is_error, s.reports_tool_error());
+    // An MCP tools/call span with status ERROR and no other classification (no error.type, no
+    // JSON-RPC error code) is how a library that records no result shows a tool error (mcpcat).
+    let failed = s.reports_tool_error().or_else(|| {
+        (s.method_is("tools/call")
+            && s.status() == super::span::StatusCode::Error
+            && s.error_type.is_none()
+            && s.rpc_response_status_code.is_none())
+        .then_some(true)
+    });
+    call.is_error = merge_true_wins(call.is_error, failed);
     call.has_structured_content =
         merge_true_wins(call.has_structured_content, s.result_has_structured_content);
     call.text_is_json_object =

@@ -5,6 +5,10 @@
 //! the store, in another trace, we can still tell which call it was: same method, same tool, same
 //! JSON-RPC request id and MCP session where both sides recorded them, and a server span that starts
 //! inside the host span's time window. Each host call is matched at most once, best candidate first.
+//!
+//! The same reasoning joins the two halves of one call on the host side when a library parents its
+//! MCP client spans on a long-lived session span instead of the agent's `execute_tool`
+//! ([`join_split_clients`]): approvals are judged per call, so the halves must be one call.
 
 use super::roles::McpRole;
 use super::Model;
@@ -46,6 +50,7 @@ impl OrphanMatch {
 pub fn stitch(model: &mut Model) {
     let n = model.spans.len();
     model.stitched_parent = vec![None; n];
+    join_split_clients(model);
     let side = |m: &Model, ci: usize, role: McpRole| -> Option<usize> {
         m.calls[ci]
             .members
@@ -157,6 +162,89 @@ pub fn stitch(model: &mut Model) {
     model.compact_calls();
 }
 
+/// Joins a host's MCP client call that sits in another trace than its `execute_tool` (a library
+/// that parents every MCP request on a long-lived session span, as Traceloop JS does) to that
+/// `execute_tool`'s call: same process, same tool, equal arguments digest and JSON-RPC request id
+/// where both sides recorded them, and a client span that starts inside the `execute_tool` span's
+/// time window. Each `execute_tool` takes at most one client call, the closest in time. Without
+/// this, an approval recorded in the agent run and the execution recorded in the session trace
+/// are two calls, and an approved write looks unconfirmed.
+fn join_split_clients(model: &mut Model) {
+    let has =
+        |m: &Model, ci: usize, f: &dyn Fn(usize) -> bool| m.calls[ci].members.iter().any(|&s| f(s));
+    // Client calls with no execute_tool and no agent / model span above them in their trace.
+    let split: Vec<usize> = (0..model.calls.len())
+        .filter(|&ci| {
+            model.calls[ci].is_tool()
+                && model.calls[ci].tool.is_some()
+                && has(model, ci, &|s| model.roles[s] == Some(McpRole::Client))
+                && !has(model, ci, &|s| model.spans[s].is_execute_tool())
+                && !under_agent(model, model.calls[ci].anchor)
+        })
+        .collect();
+    if split.is_empty() {
+        return;
+    }
+    let mut open: Vec<usize> = (0..model.calls.len())
+        .filter(|&ci| {
+            model.calls[ci].is_tool()
+                && has(model, ci, &|s| model.spans[s].is_execute_tool())
+                && !has(model, ci, &|s| model.roles[s].is_some())
+        })
+        .collect();
+    let mut merges = Vec::new();
+    for &cc in &split {
+        let c = &model.calls[cc];
+        let cs = &model.spans[c.anchor];
+        let mut best: Option<(usize, i64)> = None;
+        for (pos, &hc) in open.iter().enumerate() {
+            let h = &model.calls[hc];
+            let hs = &model.spans[h.anchor];
+            if hs.trace_id == cs.trace_id || hs.service_name != cs.service_name || h.tool != c.tool
+            {
+                continue;
+            }
+            let differs = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(x), Some(y)) if x != y);
+            if differs(&h.arguments_digest, &c.arguments_digest)
+                || differs(&h.request_id, &c.request_id)
+            {
+                continue;
+            }
+            if cs.start_ns < hs.start_ns - SKEW_NS || cs.start_ns > hs.end_ns + SKEW_NS {
+                continue;
+            }
+            let distance = (cs.start_ns - hs.start_ns).abs();
+            if best.is_none_or(|(_, d)| distance < d) {
+                best = Some((pos, distance));
+            }
+        }
+        if let Some((pos, _)) = best {
+            merges.push((open.remove(pos), cc));
+        }
+    }
+    for (into, from) in merges {
+        model.merge_call(into, from);
+    }
+}
+
+/// True when an in-trace ancestor of span `i` is an agent run or a model call.
+fn under_agent(model: &Model, i: usize) -> bool {
+    let mut cur = model.parent[i];
+    let mut steps = 0;
+    while let Some(p) = cur {
+        steps += 1;
+        if steps > 10_000 {
+            break;
+        }
+        let ps = &model.spans[p];
+        if ps.is_agent_run() || ps.is_model_call() || ps.is_execute_tool() {
+            return true;
+        }
+        cur = model.parent[p];
+    }
+    false
+}
+
 /// The topmost ancestor of server span `a` within its own process: walks up through parents of
 /// the same service that are neither host spans (agent, model, execute_tool) nor MCP client spans.
 fn entry_of(model: &Model, a: usize) -> usize {
@@ -178,4 +266,92 @@ fn entry_of(model: &Model, a: usize) -> usize {
         cur = p;
     }
     cur
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::span::{SpanKindField, SpanRow};
+    use super::super::{Model, SpanId, SpanKind, TraceId};
+
+    fn span(trace: u8, id: u8, parent: Option<u8>, start: i64, end: i64) -> SpanRow {
+        SpanRow {
+            trace_id: TraceId([trace; 16]),
+            span_id: SpanId([id; 8]),
+            parent_span_id: parent.map(|p| SpanId([p; 8])),
+            start_ns: start,
+            end_ns: end,
+            service_name: Some("host".into()),
+            ..SpanRow::default()
+        }
+    }
+
+    fn execute(trace: u8, id: u8, parent: u8, tool: &str, start: i64) -> SpanRow {
+        SpanRow {
+            operation_name: Some("execute_tool".into()),
+            tool_name: Some(tool.into()),
+            ..span(trace, id, Some(parent), start, start + 100)
+        }
+    }
+
+    fn client(trace: u8, id: u8, parent: u8, tool: &str, start: i64, args: &str) -> SpanRow {
+        SpanRow {
+            kind: SpanKindField(SpanKind::Client),
+            mcp_method: Some("tools/call".into()),
+            tool_name: Some(tool.into()),
+            arguments_digest: Some(args.to_string()),
+            ..span(trace, id, Some(parent), start, start + 50)
+        }
+    }
+
+    /// A library that parents MCP requests on a long-lived session span: the client spans are in
+    /// the session's trace, the execute_tool spans in the agent run's.
+    #[test]
+    fn client_calls_in_a_session_trace_join_their_execute_tool() {
+        let agent = SpanRow {
+            operation_name: Some("invoke_agent".into()),
+            ..span(1, 1, None, 0, 10_000)
+        };
+        let session = span(2, 20, None, 0, 20_000);
+        let spans = vec![
+            agent,
+            execute(1, 2, 1, "read", 1_000),
+            execute(1, 3, 1, "write", 2_000),
+            session,
+            client(2, 21, 20, "read", 1_010, "a"),
+            client(2, 22, 20, "write", 2_010, "b"),
+            // a call of another tool at the same time is not joined to `write`
+            client(2, 23, 20, "other", 2_020, "c"),
+        ];
+        let model = Model::build(spans);
+        let tool_calls: Vec<_> = model.tool_calls().map(|(_, c)| c).collect();
+        assert_eq!(tool_calls.len(), 3, "{tool_calls:#?}");
+        for (tool, members) in [("read", 2), ("write", 2), ("other", 1)] {
+            let c = tool_calls
+                .iter()
+                .find(|c| c.tool.as_deref() == Some(tool))
+                .unwrap();
+            assert_eq!(c.members.len(), members, "{tool}: {c:#?}");
+            if members == 2 {
+                assert!(model.spans[c.anchor].is_execute_tool());
+            }
+        }
+    }
+
+    #[test]
+    fn differing_arguments_or_a_client_under_an_agent_are_not_joined() {
+        let agent = SpanRow {
+            operation_name: Some("invoke_agent".into()),
+            ..span(1, 1, None, 0, 10_000)
+        };
+        let mut exec = execute(1, 2, 1, "write", 1_000);
+        exec.arguments_digest = Some("x".into());
+        let spans = vec![
+            agent,
+            exec,
+            span(2, 20, None, 0, 20_000),
+            client(2, 21, 20, "write", 1_010, "y"),
+        ];
+        let model = Model::build(spans);
+        assert_eq!(model.tool_calls().count(), 2);
+    }
 }

@@ -44,17 +44,25 @@ impl RuleOptions {
 /// Tool definitions the MCP servers published (`tools/list` results seen in any span), latest
 /// first-seen wins per name. Definitions shown to a model (`gen_ai.tool.definitions` on chat
 /// spans) are not in here: they are per model call (see [`Model::preceding_model_call`]).
+///
+/// Capture completeness: every MCP tool has an `inputSchema`, so a listed tool without one was
+/// captured as a summary (names and descriptions only, as Traceloop JS records `tools/list`).
+/// Its annotations and outputSchema are *not observable*, not absent: such entries are kept
+/// apart in [`Catalog::summarized`] and never read as the tool's definition.
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
     pub tools: BTreeMap<String, ToolDef>,
     /// The span whose listing defined each tool (the latest one).
     pub sources: BTreeMap<String, usize>,
+    /// Tools seen only in summary captures of a listing (no inputSchema), with the span.
+    pub summarized: BTreeMap<String, usize>,
 }
 
 impl Catalog {
     pub fn from_model(model: &Model) -> Self {
         let mut tools = BTreeMap::new();
         let mut sources = BTreeMap::new();
+        let mut summarized = BTreeMap::new();
         // spans are ordered by start time: later listings overwrite earlier ones.
         for (i, s) in model.spans.iter().enumerate() {
             if s.is_model_call() {
@@ -62,14 +70,24 @@ impl Catalog {
             }
             if let Some(defs) = &s.tool_definitions {
                 for d in defs {
-                    if !d.name.is_empty() {
-                        tools.insert(d.name.to_string(), d.clone());
-                        sources.insert(d.name.to_string(), i);
+                    if d.name.is_empty() {
+                        continue;
                     }
+                    if d.input_schema_digest.is_none() {
+                        summarized.insert(d.name.to_string(), i);
+                        continue;
+                    }
+                    tools.insert(d.name.to_string(), d.clone());
+                    sources.insert(d.name.to_string(), i);
                 }
             }
         }
-        Self { tools, sources }
+        summarized.retain(|name, _| !tools.contains_key(name));
+        Self {
+            tools,
+            sources,
+            summarized,
+        }
     }
 
     pub fn get(&self, tool: &str) -> Option<&ToolDef> {

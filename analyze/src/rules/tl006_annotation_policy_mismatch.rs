@@ -39,7 +39,16 @@ impl Rule for AnnotationPolicyMismatch {
 
     fn check(&self, input: &RuleInput) -> RuleOutcome {
         let model = input.model;
-        let mut cov = Coverage::new(input.catalog.tools.len());
+        let summarized = &input.catalog.summarized;
+        let mut cov = Coverage::new(input.catalog.tools.len() + summarized.len());
+        cov.not_observable(
+            summarized.len(),
+            format!(
+                "tools/list captured as a summary (no inputSchema, so annotations not recorded) for {} tools: {}",
+                summarized.len(),
+                short_list(summarized.keys().map(String::as_str))
+            ),
+        );
         let mut findings = Vec::new();
         let mut no_entry: Vec<&str> = Vec::new();
         for (name, def) in &input.catalog.tools {
@@ -87,7 +96,7 @@ impl Rule for AnnotationPolicyMismatch {
             .tools
             .keys()
             .map(String::as_str)
-            .filter(|k| input.catalog.get(k).is_none())
+            .filter(|k| input.catalog.get(k).is_none() && !summarized.contains_key(*k))
             .collect();
         if !unlisted.is_empty() {
             cov.note(format!(
@@ -108,5 +117,51 @@ fn hint(v: Option<bool>) -> &'static str {
         Some(true) => "true",
         Some(false) => "false",
         None => "unset",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::model::{Model, SpanRow, ToolDef};
+    use crate::policy::Policy;
+
+    fn def(name: &str, input_schema: bool) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            input_schema_digest: input_schema.then(|| "d".into()),
+            has_output_schema: Some(false),
+            ..ToolDef::default()
+        }
+    }
+
+    /// A tools/list captured as a summary (no inputSchema, which every MCP tool has) says
+    /// nothing about annotations: not observable, never "listed without annotations".
+    #[test]
+    fn a_summary_listing_is_not_observable_a_complete_one_is_judged() {
+        let listing = SpanRow {
+            mcp_method: Some("tools/list".into()),
+            tool_definitions: Some(vec![def("summarised", false), def("complete", true)]),
+            ..SpanRow::default()
+        };
+        let model = Model::build(vec![listing]);
+        let policy = Policy::parse(
+            "[tools.summarised]\npolicy = \"requires_approval\"\n[tools.complete]\npolicy = \"requires_approval\"\n",
+            Path::new("policy.toml"),
+        )
+        .unwrap();
+        let input = RuleInput::new(&model, &policy);
+        let out = AnnotationPolicyMismatch.check(&input);
+        let tools: Vec<_> = out.findings.iter().map(|f| f.tool.as_deref()).collect();
+        assert_eq!(tools, [Some("complete")]);
+        assert_eq!((out.coverage.examined, out.coverage.not_observable), (2, 1));
+        assert!(
+            out.coverage.reasons[0].contains("summary")
+                && out.coverage.reasons[0].contains("summarised"),
+            "{:?}",
+            out.coverage.reasons
+        );
     }
 }

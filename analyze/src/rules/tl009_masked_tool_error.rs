@@ -11,7 +11,8 @@ pub struct MaskedToolError;
 
 static DOCS: RuleDocs = RuleDocs {
     what: "A span carries a tool result with isError: true (derived from the captured result) \
-           while its status is OK or unset and it has no error.type. One finding per such span. \
+           while its status is OK or unset and it has no error.type, and no other span of the same \
+           call (client, server, execute_tool) reports the error. One finding per call. \
            Candidates are tool calls; a call whose spans carry neither the result nor an error \
            classification is not observable.",
     why: "Error rates, SLOs and alerts count spans with status ERROR (or an error.type). A tool \
@@ -50,6 +51,10 @@ impl Rule for MaskedToolError {
             ),
         );
         let mut findings = Vec::new();
+        // Judged per call: when the client and the server span of one call both carry the
+        // masked result, the user sees one masked error, so one finding (at the first span).
+        let mut reported_calls = std::collections::HashSet::new();
+        let mut seen_elsewhere = 0usize;
         for (i, s) in model.spans.iter().enumerate() {
             if s.result_is_error != Some(true)
                 || s.status() == StatusCode::Error
@@ -57,39 +62,87 @@ impl Rule for MaskedToolError {
             {
                 continue;
             }
-            let call = model.call_of_span[i].and_then(|c| model.calls.get(c));
-            // Other spans of the same call that do report the error.
-            let visible: Vec<usize> = call
-                .map(|c| {
-                    c.members
-                        .iter()
-                        .copied()
-                        .filter(|&m| {
-                            m != i
-                                && (model.spans[m].status() == StatusCode::Error
-                                    || model.spans[m].error_type.is_some())
-                        })
-                        .collect()
+            let call_index = model.call_of_span[i];
+            let call = call_index.and_then(|c| model.calls.get(c));
+            // Another span of the same call that does report the error: dashboards see it.
+            let visible = call.is_some_and(|c| {
+                c.members.iter().any(|&m| {
+                    model.spans[m].status() == StatusCode::Error
+                        || model.spans[m].error_type.is_some()
                 })
-                .unwrap_or_default();
+            });
+            if visible {
+                seen_elsewhere += usize::from(call_index.is_some_and(|c| reported_calls.insert(c)));
+                continue;
+            }
+            if let Some(c) = call_index {
+                if !reported_calls.insert(c) {
+                    continue;
+                }
+            }
             let tool = call.and_then(|c| c.tool.as_deref());
-            let mut message = format!(
+            let message = format!(
                 "tool result has isError: true but the span status is {} and there is no error.type: \
                  error-rate dashboards count it as a success",
                 s.status().as_str()
             );
-            if !visible.is_empty() {
-                message.push_str(&format!(
-                    " (only {} other span(s) of this call report the error)",
-                    visible.len()
-                ));
-            }
-            findings.push(
-                Finding::at(self, model, i, message)
-                    .with_tool(tool)
-                    .with_related(model, visible),
-            );
+            findings.push(Finding::at(self, model, i, message).with_tool(tool));
+        }
+        if seen_elsewhere > 0 {
+            cov.note(format!(
+                "{seen_elsewhere} tool calls with isError: true on a span reporting success are shown as errors by another span of the same call (not masked)"
+            ));
         }
         RuleOutcome::new(findings, cov)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::span::{SpanKindField, StatusField};
+    use crate::model::{Model, SpanId, SpanKind, SpanRow, TraceId};
+    use crate::policy::Policy;
+
+    fn span(id: u8, parent: Option<u8>, kind: SpanKind, status: StatusCode) -> SpanRow {
+        SpanRow {
+            trace_id: TraceId([1; 16]),
+            span_id: SpanId([id; 8]),
+            parent_span_id: parent.map(|p| SpanId([p; 8])),
+            start_ns: i64::from(id),
+            end_ns: 100,
+            kind: SpanKindField(kind),
+            status: StatusField(status),
+            mcp_method: Some("tools/call".into()),
+            tool_name: Some("lookup".into()),
+            result_is_error: Some(true),
+            ..SpanRow::default()
+        }
+    }
+
+    fn findings(spans: Vec<SpanRow>) -> (usize, Vec<String>) {
+        let model = Model::build(spans);
+        let policy = Policy::default();
+        let out = MaskedToolError.check(&RuleInput::new(&model, &policy));
+        (out.findings.len(), out.coverage.reasons)
+    }
+
+    #[test]
+    fn one_finding_per_call_and_none_when_another_span_shows_the_error() {
+        // client and server span of one call both carry the masked result: one finding
+        let (n, _) = findings(vec![
+            span(1, None, SpanKind::Client, StatusCode::Unset),
+            span(2, Some(1), SpanKind::Server, StatusCode::Unset),
+        ]);
+        assert_eq!(n, 1);
+        // the server span reports the error: dashboards see it, not masked
+        let (n, reasons) = findings(vec![
+            span(1, None, SpanKind::Client, StatusCode::Unset),
+            span(2, Some(1), SpanKind::Server, StatusCode::Error),
+        ]);
+        assert_eq!(n, 0);
+        assert!(reasons
+            .iter()
+            .any(|r| r.contains("another span of the same call")));
     }
 }

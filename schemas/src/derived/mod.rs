@@ -3,14 +3,16 @@
 //! The analyzer's rules read only these columns (plus canonical ones), never vendor attribute
 //! names: a tool result is a `CallToolResult` in `gen_ai.tool.call.result`, a JSON-RPC envelope in
 //! Traceloop's `mcp.response.value`, `{"result": first text, "is_error"}` in Traceloop's
-//! `traceloop.entity.output`, a bare content-block list on FastMCP's wrapper span. Each shape
-//! yields what it can observe and leaves the rest NULL: Traceloop's client output cannot show
+//! `traceloop.entity.output`, a bare content-block list on FastMCP's wrapper span, the Python
+//! `repr` of the SDK's `CallToolResult` (ADOT; read only when the whole text is exactly that
+//! shape, see `python_repr`), OpenLIT's `mcp.response.payload`. Each shape yields what it can observe and leaves the rest NULL: Traceloop's client output cannot show
 //! `structuredContent`, so `result_has_structured_content` stays NULL there (not observable),
 //! never `false` (not healthy, not broken: unknown).
 //!
 //! Payload JSON is parsed only for spans that carry a content attribute.
 
 pub mod digest;
+mod python_repr;
 mod shapes;
 pub mod tool_defs;
 
@@ -40,10 +42,20 @@ impl Derived {
             ContentRole::Opaque => {}
             ContentRole::ToolArguments => {
                 let value = parse_json_or_string(text);
-                self.set_arguments(&value);
+                match shapes::handler_call(&value) {
+                    // `[arguments, extra]` of an MCP request handler: the arguments are the first
+                    // element; the rest (request id, `_meta`) differs per call.
+                    Some((args, extra)) => {
+                        self.set_arguments(args);
+                        shapes::observe_meta(self, extra);
+                    }
+                    None => self.set_arguments(&value),
+                }
             }
             ContentRole::ToolResult => {
-                let parsed = serde_json::from_str::<Value>(text).ok();
+                let parsed = serde_json::from_str::<Value>(text)
+                    .ok()
+                    .or_else(|| python_repr::call_tool_result(text));
                 let recognised = parsed
                     .as_ref()
                     .is_some_and(|v| shapes::observe_response(self, v));

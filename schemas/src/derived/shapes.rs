@@ -107,20 +107,33 @@ fn observe_blocks(d: &mut Derived, items: &[Value]) {
     d.result_text_is_json_object.get_or_insert(json_object);
 }
 
+/// The `traceparent` in an object's `_meta` (or `meta`), if any.
+pub(super) fn observe_meta(d: &mut Derived, holder: &Map<String, Value>) {
+    if d.mcp_meta_traceparent.is_none() {
+        d.mcp_meta_traceparent = ["_meta", "meta"]
+            .iter()
+            .find_map(|k| holder.get(*k))
+            .and_then(|m| m.get("traceparent"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+    }
+}
+
+/// A server tool handler's recorded input `[arguments, extra]`, where `extra` is the MCP SDK's
+/// request-handler context (it has a `requestId`): returns the arguments and the `extra`.
+pub(crate) fn handler_call(v: &Value) -> Option<(&Value, &Map<String, Value>)> {
+    match v.as_array()?.as_slice() {
+        [args, Value::Object(extra)] if extra.contains_key("requestId") => Some((args, extra)),
+        _ => None,
+    }
+}
+
 /// Reads a request-ish payload: a JSON-RPC request (`{"method","params"}`), Traceloop's tool input
 /// (`{"tool_name","arguments"}`), or bare params.
 pub(super) fn observe_request(d: &mut Derived, v: &Value) {
     let Some(o) = v.as_object() else { return };
     let params = o.get("params").and_then(Value::as_object);
-    let meta_holder = params.unwrap_or(o);
-    if d.mcp_meta_traceparent.is_none() {
-        d.mcp_meta_traceparent = ["_meta", "meta"]
-            .iter()
-            .find_map(|k| meta_holder.get(*k))
-            .and_then(|m| m.get("traceparent"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-    }
+    observe_meta(d, params.unwrap_or(o));
     if let Some(p) = params {
         let is_call = o.get("method").and_then(Value::as_str) == Some("tools/call");
         if is_call || (p.contains_key("name") && o.get("method").is_none()) {
@@ -226,6 +239,15 @@ mod tests {
         let f = observe(ContentRole::ToolArguments, r#"{"a": 1, "b": 2}"#);
         assert_eq!(e.tool_call_arguments_digest, f.tool_call_arguments_digest);
         assert!(f.tool_call_arguments_digest.is_some());
+        // an MCP server handler's `[arguments, extra]`: the arguments only, `_meta` read
+        let h = observe(
+            ContentRole::ToolArguments,
+            &format!(
+                r#"[{{"a":1,"b":2}},{{"signal":{{}},"_meta":{{"traceparent":"{tp}"}},"requestId":7}}]"#
+            ),
+        );
+        assert_eq!(h.tool_call_arguments_digest, f.tool_call_arguments_digest);
+        assert_eq!(h.mcp_meta_traceparent.as_deref(), Some(tp));
         let g = observe(
             ContentRole::Request,
             r#"{"method":"tools/list","params":null}"#,

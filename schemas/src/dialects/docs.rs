@@ -70,6 +70,7 @@ pub fn registry_markdown() -> String {
             for m in d.mappings {
                 let when = match m.when {
                     Some(Condition::AttrEquals(a, v)) => format!("`{a}` = `{v}`"),
+                    Some(Condition::JsonPointerExists(a, p)) => format!("`{a}` has JSON `{p}`"),
                     None => String::new(),
                 };
                 let _ = writeln!(

@@ -336,6 +336,20 @@ fn condition_holds(when: Option<Condition>, view: &SpanView<'_>) -> bool {
             .and_then(|v| v.value.as_ref())
             .and_then(scalar_text)
             .is_some_and(|t| t == expected),
+        Some(Condition::JsonPointerExists(name, pointer)) => {
+            match view.get(name).and_then(|v| v.value.as_ref()) {
+                // Parsed only when the pointer's last key occurs in the text: payload attributes
+                // such as `input.value` can be large and are on every span of their dialect.
+                Some(Value::StringValue(text))
+                    if text.contains(pointer.rsplit('/').next().unwrap_or_default()) =>
+                {
+                    serde_json::from_str::<serde_json::Value>(text)
+                        .ok()
+                        .is_some_and(|v| v.pointer(pointer).is_some_and(|x| !x.is_null()))
+                }
+                _ => false,
+            }
+        }
     }
 }
 

@@ -70,3 +70,38 @@ pub(super) static LOGFIRE: Dialect = Dialect {
         },
     ],
 };
+
+#[cfg(test)]
+mod tests {
+    use crate::dialects::tests_support::lifted;
+    use crate::schema::col;
+
+    #[test]
+    fn method_tool_and_id_from_the_request_json() {
+        let got = lifted(
+            "logfire.mcp",
+            "MCP server handle request: tools/call",
+            &[
+                ("rpc.system", "jsonrpc"),
+                ("rpc.method", "tools/call"),
+                ("logfire.span_type", "span"),
+                (
+                    "request",
+                    r#"{"method":"tools/call","params":{"name":"lookup_supplier","arguments":{}},"jsonrpc":"2.0","id":2}"#,
+                ),
+            ],
+        );
+        assert_eq!(
+            got.get(col::MCP_METHOD_NAME).map(String::as_str),
+            Some("tools/call")
+        );
+        assert_eq!(
+            got.get(col::GEN_AI_TOOL_NAME).map(String::as_str),
+            Some("lookup_supplier")
+        );
+        assert_eq!(
+            got.get(col::JSONRPC_REQUEST_ID).map(String::as_str),
+            Some("2")
+        );
+    }
+}

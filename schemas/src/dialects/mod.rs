@@ -16,6 +16,7 @@ mod docs;
 mod engine;
 mod logfire;
 mod mcp_sdk;
+mod mcpcat;
 mod openinference;
 mod openlit;
 mod semconv;
@@ -81,6 +82,9 @@ pub enum Transform {
 pub enum Condition {
     /// The attribute exists and its value (as text) equals the given value.
     AttrEquals(&'static str, &'static str),
+    /// The attribute holds JSON with a value at this JSON pointer (RFC 6901), e.g. an MCP request
+    /// handler's `extra` (`/1/requestId`) in a tool span's recorded arguments.
+    JsonPointerExists(&'static str, &'static str),
 }
 
 /// One source -> column mapping.
@@ -130,12 +134,61 @@ pub static DIALECTS: &[&Dialect] = &[
     &logfire::LOGFIRE,
     &sentry::SENTRY,
     &openinference::OPENINFERENCE,
+    &mcpcat::MCPCAT,
     &atlas::ATLAS,
 ];
 
 /// Looks a dialect up by id.
 pub fn dialect(id: &str) -> Option<&'static Dialect> {
     DIALECTS.iter().copied().find(|d| d.id == id)
+}
+
+/// Applying the whole registry to one made-up span, for the per-dialect tests.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use std::collections::BTreeMap;
+
+    use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
+
+    use super::{DialectEngine, SpanView};
+    use crate::lift::{SlotValue, SLOTS};
+
+    /// The columns the registry lifts from a span of scope `scope`, name `name` and string
+    /// attributes `attrs`, as text (lists joined with `,`); `result_is_error` as `true`/`false`.
+    pub fn lifted(
+        scope: &str,
+        name: &str,
+        attrs: &[(&str, &str)],
+    ) -> BTreeMap<&'static str, String> {
+        let values: Vec<AnyValue> = attrs
+            .iter()
+            .map(|(_, v)| AnyValue {
+                value: Some(Value::StringValue((*v).to_string())),
+            })
+            .collect();
+        let pairs: Vec<(&str, &AnyValue)> =
+            attrs.iter().map(|(k, _)| *k).zip(values.iter()).collect();
+        let out = DialectEngine::get().apply(&SpanView {
+            scope_name: scope,
+            name,
+            attrs: &pairs,
+        });
+        let mut got = BTreeMap::new();
+        for (i, v) in out.lifted.iter().enumerate() {
+            if let Some(v) = v {
+                let text = match v {
+                    SlotValue::Str(s) => s.clone(),
+                    SlotValue::Int(n) => n.to_string(),
+                    SlotValue::List(l) => l.join(","),
+                };
+                got.insert(SLOTS[i].column, text);
+            }
+        }
+        if let Some(b) = out.result_is_error {
+            got.insert(crate::schema::col::RESULT_IS_ERROR, b.to_string());
+        }
+        got
+    }
 }
 
 #[cfg(test)]

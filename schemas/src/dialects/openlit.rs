@@ -1,11 +1,27 @@
 //! # `openlit` — OpenLIT's MCP instrumentation
 //!
-//! Uses its own names: `mcp.method` (method), `mcp.tool.name`, `mcp.message_id` (JSON-RPC id),
-//! `mcp.transport.type`; payloads in `mcp.tool.arguments`, `mcp.tool.result` and `mcp.result`.
-//! Tool errors are only visible as status ERROR.
+//! Uses its own names: `mcp.operation.name` (`tools_call`, `tools_list`, ...: the method with `_`
+//! for `/`), `mcp.tool.name`, `mcp.message_id` (JSON-RPC id), `mcp.transport.type`. Its
+//! `mcp.method` is not the method: the JS SDK instrumentation (`openlit` 1.15) puts the tool name
+//! there for a `tools/call` and `unknown` for a `tools/list`, so the operation name is mapped
+//! first. Payloads: `mcp.tool.arguments`, `mcp.tool.result` (the content blocks), `mcp.result`,
+//! and the whole JSON-RPC result in `mcp.response.payload` (a `CallToolResult` with
+//! `structuredContent` and `isError`; a `tools/list` result with annotations and outputSchema),
+//! the request in `mcp.request.payload`. A tool error leaves the status UNSET: `isError` is only
+//! seen in the response payload.
 
-use super::{ContentRole, ContentSource, Detect, Dialect, Mapping};
+use super::{Condition, ContentRole, ContentSource, Detect, Dialect, Mapping, Source, Transform};
 use crate::schema::col;
+
+/// `mcp.operation.name` value -> MCP method.
+const fn operation(value: &'static str, method: &'static str) -> Mapping {
+    Mapping {
+        source: Source::Attr("mcp.operation.name"),
+        target: col::MCP_METHOD_NAME,
+        transform: Transform::Constant(method),
+        when: Some(Condition::AttrEquals("mcp.operation.name", value)),
+    }
+}
 
 pub(super) static OPENLIT: Dialect = Dialect {
     id: "openlit",
@@ -17,9 +33,17 @@ pub(super) static OPENLIT: Dialect = Dialect {
             "mcp.message_id",
             "mcp.transport.type",
             "mcp.tool.arguments",
+            "mcp.operation.name",
         ],
     },
     mappings: &[
+        operation("tools_call", "tools/call"),
+        operation("tools_list", "tools/list"),
+        operation("resources_read", "resources/read"),
+        operation("resources_list", "resources/list"),
+        operation("prompts_get", "prompts/get"),
+        operation("prompts_list", "prompts/list"),
+        operation("initialize", "initialize"),
         Mapping::attr("mcp.method", col::MCP_METHOD_NAME),
         Mapping::attr("mcp.tool.name", col::GEN_AI_TOOL_NAME),
         Mapping::attr("mcp.message_id", col::JSONRPC_REQUEST_ID),
@@ -31,6 +55,14 @@ pub(super) static OPENLIT: Dialect = Dialect {
             role: ContentRole::ToolArguments,
         },
         ContentSource {
+            attr: "mcp.response.payload",
+            role: ContentRole::Response,
+        },
+        ContentSource {
+            attr: "mcp.request.payload",
+            role: ContentRole::Request,
+        },
+        ContentSource {
             attr: "mcp.tool.result",
             role: ContentRole::ToolResult,
         },
@@ -40,3 +72,48 @@ pub(super) static OPENLIT: Dialect = Dialect {
         },
     ],
 };
+
+#[cfg(test)]
+mod tests {
+    use crate::dialects::tests_support::lifted;
+    use crate::schema::col;
+
+    #[test]
+    fn operation_name_wins_over_its_mcp_method() {
+        let got = lifted(
+            "openlit",
+            "mcp tools/call",
+            &[
+                ("mcp.operation.name", "tools_call"),
+                ("mcp.method", "lookup_supplier"),
+                ("mcp.tool.name", "lookup_supplier"),
+            ],
+        );
+        assert_eq!(
+            got.get(col::MCP_METHOD_NAME).map(String::as_str),
+            Some("tools/call")
+        );
+        assert_eq!(
+            got.get(col::GEN_AI_TOOL_NAME).map(String::as_str),
+            Some("lookup_supplier")
+        );
+        let got = lifted(
+            "openlit",
+            "mcp tools/list",
+            &[
+                ("mcp.operation.name", "tools_list"),
+                ("mcp.method", "unknown"),
+            ],
+        );
+        assert_eq!(
+            got.get(col::MCP_METHOD_NAME).map(String::as_str),
+            Some("tools/list")
+        );
+        // an older span with only `mcp.method`
+        let got = lifted("openlit", "x", &[("mcp.method", "tools/call")]);
+        assert_eq!(
+            got.get(col::MCP_METHOD_NAME).map(String::as_str),
+            Some("tools/call")
+        );
+    }
+}

@@ -68,3 +68,39 @@ pub(super) static TRACELOOP: Dialect = Dialect {
         },
     ],
 };
+
+#[cfg(test)]
+mod tests {
+    use crate::dialects::tests_support::lifted;
+    use crate::schema::col;
+
+    #[test]
+    fn tool_and_method_spans_by_name() {
+        let got = lifted(
+            "@traceloop/instrumentation-mcp",
+            "adjust_stock.tool",
+            &[
+                ("traceloop.span.kind", "tool"),
+                ("traceloop.entity.name", "adjust_stock"),
+            ],
+        );
+        assert_eq!(
+            got.get(col::MCP_METHOD_NAME).map(String::as_str),
+            Some("tools/call")
+        );
+        assert_eq!(
+            got.get(col::GEN_AI_TOOL_NAME).map(String::as_str),
+            Some("adjust_stock")
+        );
+        let got = lifted(
+            "@traceloop/instrumentation-mcp",
+            "tools/list.mcp",
+            &[("traceloop.entity.output", "{}")],
+        );
+        assert_eq!(
+            got.get(col::MCP_METHOD_NAME).map(String::as_str),
+            Some("tools/list")
+        );
+        assert_eq!(got.get(col::GEN_AI_TOOL_NAME), None);
+    }
+}
