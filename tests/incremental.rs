@@ -158,7 +158,10 @@ fn since_last_over_two_ingests_reports_the_full_check_once() {
     assert!(inc["previous_run"].is_string(), "{inc}");
     assert!(inc["new_files"].as_u64().expect("new_files") > 0);
     assert!(inc["window_since"].is_string(), "{inc}");
-    assert!(inc["outside_new_data"].as_u64().expect("outside") > 0, "{inc}");
+    assert!(
+        inc["outside_new_data"].as_u64().expect("outside") > 0,
+        "{inc}"
+    );
     let spans = |v: &Value| v["scanned"]["spans"].as_u64().expect("scanned.spans");
     assert!(spans(&run2) < spans(&full), "{stderr2}");
 
@@ -226,10 +229,14 @@ fn settle_keeps_a_half_arrived_call_from_being_reported_on_half_its_spans() {
         if !expect_early {
             // Settled: exactly the full check's findings, messages included (stitched).
             assert_eq!(findings(&late), findings(&full));
-            assert!(late["findings"].as_array().expect("findings").iter().all(|f| !f["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("no host span of this request is in the store")));
+            assert!(late["findings"]
+                .as_array()
+                .expect("findings")
+                .iter()
+                .all(|f| !f["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("no host span of this request is in the store")));
         }
     }
 }
@@ -283,8 +290,8 @@ fn the_default_state_is_per_store_outside_it_and_bound_to_the_rules() {
         .map(|e| e.path())
         .collect();
     assert_eq!(states.len(), 1, "{states:?}");
-    let state: Value = serde_json::from_slice(&std::fs::read(&states[0]).expect("state"))
-        .expect("state json");
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(&states[0]).expect("state")).expect("state json");
     assert_eq!(state["scope"]["rules"], serde_json::json!(["TL004"]));
     assert!(!std::fs::read_dir(&data)
         .expect("data")
@@ -308,7 +315,10 @@ fn follow_prints_each_new_finding_once_and_stops_on_sigterm_with_its_state() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (data, state) = (dir.path().join("data"), dir.path().join("state.json"));
     let (host, servers) = split_host_and_servers(dir.path());
-    ingest(&data, &[repo().join("samples/traces/atlas-unapproved-order.json")]);
+    ingest(
+        &data,
+        &[repo().join("samples/traces/atlas-unapproved-order.json")],
+    );
     let mut child = Command::new(env!("CARGO_BIN_EXE_tripline"))
         .current_dir(repo())
         .env("TRIPLINE_LOG", "warn")
@@ -371,7 +381,12 @@ fn follow_prints_each_new_finding_once_and_stops_on_sigterm_with_its_state() {
         .map(String::as_str)
         .collect();
     for f in first.iter().chain(&second) {
-        let fields: BTreeSet<&str> = f.as_object().expect("object").keys().map(String::as_str).collect();
+        let fields: BTreeSet<&str> = f
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(fields, contract);
     }
 

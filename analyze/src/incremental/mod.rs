@@ -176,8 +176,8 @@ pub async fn check_increment(
         // Nothing committed and never checked: the usual "scanned 0 spans" error, with its cause.
         snapshot.require_data()?;
     }
-    let settling = options.settle_always
-        || collector::store::lock::is_held(data_dir).unwrap_or(true);
+    let settling =
+        options.settle_always || collector::store::lock::is_held(data_dir).unwrap_or(true);
     let mut new = Vec::new();
     let mut waiting = 0;
     for f in &snapshot.files {
@@ -236,8 +236,7 @@ pub async fn check_increment(
             || fresh.traces.contains(&f.trace_id)
             || fresh.spans.contains(&f.span_id)
             || f.related.iter().any(|s| fresh.spans.contains(s))
-            || f
-                .conversation_id
+            || f.conversation_id
                 .as_deref()
                 .is_some_and(|c| conversations.contains(c));
         if !touches_new {

@@ -72,7 +72,9 @@ pub enum StateError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("no place for the check state: neither XDG_STATE_HOME nor HOME is set; pass --state FILE")]
+    #[error(
+        "no place for the check state: neither XDG_STATE_HOME nor HOME is set; pass --state FILE"
+    )]
     NoStateDir,
 }
 
@@ -145,7 +147,9 @@ impl CheckState {
         let tmp = PathBuf::from(tmp);
         let bytes = serde_json::to_vec_pretty(self).map_err(|e| err(e.into()))?;
         let mut f = std::fs::File::create(&tmp).map_err(err)?;
-        f.write_all(&bytes).and_then(|()| f.sync_all()).map_err(err)?;
+        f.write_all(&bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(err)?;
         std::fs::rename(&tmp, path).map_err(err)
     }
 
@@ -159,7 +163,11 @@ impl CheckState {
 /// `<state dir>/tripline/check/<dir name>-<16 hex digits of its path's hash>.json`, where the
 /// state dir is `$XDG_STATE_HOME`, else `$HOME/.local/state`.
 pub fn default_state_path(canonical_data_dir: &Path) -> Result<PathBuf, StateError> {
-    let env = |k| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |k| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let base = env("XDG_STATE_HOME")
         .or_else(|| env("HOME").map(|h| h.join(".local").join("state")))
         .ok_or(StateError::NoStateDir)?;
@@ -257,6 +265,9 @@ mod tests {
         assert_ne!(a, b);
         assert!(!a.starts_with("/srv/tripline-data"));
         let name = a.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.starts_with("tripline-data-") && name.ends_with(".json"), "{name}");
+        assert!(
+            name.starts_with("tripline-data-") && name.ends_with(".json"),
+            "{name}"
+        );
     }
 }
