@@ -12,6 +12,7 @@ mod check_table;
 mod diff;
 pub mod html;
 mod json;
+mod json_lines;
 mod markdown;
 mod query;
 mod reports;
@@ -22,7 +23,8 @@ mod verify;
 
 pub use check_table::render_table;
 pub use diff::render_diff;
-pub use json::{render_json, render_json_with};
+pub use json::{render_json, render_json_incremental, render_json_with};
+pub use json_lines::{render_batch_line, render_finding_line};
 pub use markdown::render_markdown;
 pub use query::{render_batches, RenderError};
 pub use reports::{render_report, ReportError};
