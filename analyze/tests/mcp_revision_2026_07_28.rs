@@ -123,7 +123,10 @@ fn tool_error_and_json_rpc_error_are_told_apart() {
         .iter()
         .find(|f| f.tool.as_deref() == Some("get_ticket"))
         .unwrap();
-    assert_eq!(get_ticket.conversation_id.as_deref(), Some("conv-stateless"));
+    assert_eq!(
+        get_ticket.conversation_id.as_deref(),
+        Some("conv-stateless")
+    );
     // the JSON-RPC error (-32602) is a protocol error: observed, not a tool error
     let find_part_rpc: Vec<_> = model
         .tool_calls()

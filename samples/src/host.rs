@@ -21,12 +21,12 @@ use std::time::Duration;
 
 use opentelemetry::trace::Status;
 use opentelemetry::{Array, StringValue, Value as OtelValue};
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequest,
     GetPromptRequestParams, ListToolsRequest, PaginatedRequestParams, ReadResourceRequest,
     ReadResourceRequestParams, RequestMetaObject, ServerResult,
 };
-use rmcp::model::ProtocolVersion;
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RoleClient, RunningService,
 };
@@ -602,7 +602,7 @@ async fn connect_one(
                 .await
                 .map_err(|e| init_err(e.to_string()))?;
             Ok(Connection {
-                protocol_version: negotiated(&client),
+                protocol_version: negotiated(&client, revision),
                 client,
                 http_child: None,
                 server_name: use_.kind.service_name(),
@@ -649,7 +649,7 @@ async fn connect_one(
                 .await
                 .map_err(|e| init_err(e.to_string()))?;
             Ok(Connection {
-                protocol_version: negotiated(&client),
+                protocol_version: negotiated(&client, revision),
                 client,
                 http_child: Some(proc),
                 server_name: use_.kind.service_name(),
@@ -684,11 +684,12 @@ where
     }
 }
 
-/// The protocol version the server answered with (its `initialize` or `server/discover` result).
-fn negotiated(client: &RunningService<RoleClient, ()>) -> String {
+/// The protocol version the server answered with (its `initialize` or `server/discover` result);
+/// the requested one when rmcp kept no answer (a `Discover` connection only succeeds on it).
+fn negotiated(client: &RunningService<RoleClient, ()>, revision: Revision) -> String {
     client
         .peer()
         .peer_info()
         .map(|info| info.protocol_version.to_string())
-        .unwrap_or_default()
+        .unwrap_or_else(|| revision.version().to_string())
 }

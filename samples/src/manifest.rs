@@ -92,8 +92,11 @@ mod tests {
     fn every_sample_file_is_committed() {
         for s in scenario::all() {
             for r in Revision::ALL {
-                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join(format!("{}/{}.json", r.dir(), s.name));
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+                    "{}/{}.json",
+                    r.dir(),
+                    s.name
+                ));
                 assert!(path.is_file(), "{} is missing", path.display());
             }
         }

@@ -25,7 +25,8 @@
 //! replaced the histogram that used it, and its status after that could not be confirmed.
 
 /// The repository the current names come from.
-pub const REGISTRY_REPOSITORY: &str = "https://github.com/open-telemetry/semantic-conventions-genai";
+pub const REGISTRY_REPOSITORY: &str =
+    "https://github.com/open-telemetry/semantic-conventions-genai";
 /// The commit of `model/gen-ai/registry.yaml` the current names were read at.
 pub const REGISTRY_COMMIT: &str = "e8fc5751506258db1459d1bde47994e01dee922e";
 /// The commit of the changelog fragment recording the `cache_creation` → `cache_write` rename

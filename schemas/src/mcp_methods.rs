@@ -159,7 +159,10 @@ mod tests {
             "roots/list",
         ] {
             assert!(
-                matches!(method(old).map(|d| d.status), Some(Status::Deprecated { .. })),
+                matches!(
+                    method(old).map(|d| d.status),
+                    Some(Status::Deprecated { .. })
+                ),
                 "{old}"
             );
         }

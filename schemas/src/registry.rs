@@ -321,7 +321,11 @@ mod tests {
         }
         // Every gen_ai.* attribute a column is filled from is current in the GenAI registry.
         for def in ATTRIBUTES.iter().filter(|d| d.name.starts_with("gen_ai.")) {
-            assert!(is_current(def.name), "{} is not in the GenAI registry", def.name);
+            assert!(
+                is_current(def.name),
+                "{} is not in the GenAI registry",
+                def.name
+            );
         }
         // Every gen_ai.* deprecated name is unknown to it.
         for alias in DEPRECATED.iter().filter(|d| d.name.starts_with("gen_ai.")) {
