@@ -116,6 +116,7 @@ impl Model {
                     input_required: false,
                     session_id: None,
                     request_id: None,
+                    jsonrpc_error: None,
                     start_ns: a.start_ns,
                     end_ns: a.end_ns,
                 });

@@ -180,7 +180,9 @@ fn join_split_clients(model: &mut Model) {
             model.calls[ci].is_tool()
                 && model.calls[ci].tool.is_some()
                 && has(model, ci, &|s| model.roles[s] == Some(McpRole::Client))
-                && !has(model, ci, &|s| model.spans[s].is_execute_tool())
+                && !has(model, ci, &|s| {
+                    model.spans[s].is_execute_tool() || model.spans[s].is_execute_tool_with_mcp()
+                })
                 && !under_agent(model, model.calls[ci].anchor)
         })
         .collect();

@@ -13,7 +13,11 @@ static DOCS: RuleDocs = RuleDocs {
            identical arguments (same tool_call_arguments_digest) in the same conversation (else \
            agent run, else trace), by the runtime or by the model after another turn. Where \
            arguments were not captured, only runs of three or more consecutive errors of the same \
-           tool count; the other calls are reported as not observable.",
+           tool count; the other calls are reported as not observable. A tool error is isError: \
+           true in the captured result or error.type=tool_error; a JSON-RPC error \
+           (rpc.response.status_code, or a numeric error.type) is a protocol error, may be \
+           transient, and retrying it is not reported. Calls are grouped by conversation id, \
+           then agent run, then trace, never by MCP session (2026-07-28 has none).",
     why: "isError is a business error (unknown id, validation failure): repeating the identical \
           call cannot fix it. It burns tokens, latency and rate limits, and usually means the \
           error text never reached the model or the runtime treats tool errors as transport \
@@ -140,6 +144,15 @@ impl Rule for ToolErrorRetried {
             cov.note(format!(
                 "error status (isError) not captured on {no_result} of {} tool calls",
                 calls.len()
+            ));
+        }
+        let protocol = calls
+            .iter()
+            .filter(|c| c.jsonrpc_error.is_some() && c.is_error != Some(true))
+            .count();
+        if protocol > 0 {
+            cov.note(format!(
+                "{protocol} tool calls failed with a JSON-RPC error (rpc.response.status_code), not isError: protocol errors, retrying them is not reported"
             ));
         }
         RuleOutcome::new(findings, cov)
