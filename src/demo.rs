@@ -2,7 +2,7 @@
 //! loopback ports with a temporary data dir, plays every sample scenario into it over OTLP/HTTP —
 //! real MCP servers (this binary again, `demo --serve-mcp …`) talking to the sample agent hosts
 //! over stdio and Streamable HTTP, spans from the OpenTelemetry SDK — stops the collector with
-//! SIGTERM so it flushes, and prints `check` and `report tools`.
+//! SIGTERM so it flushes, prints `check` and `report tools`, and writes `report html`.
 //!
 //! Subprocesses rather than in-process calls: the collector and the reports are exercised exactly
 //! as a user runs them, and the demo stays independent of their internal APIs.
@@ -22,6 +22,10 @@ pub struct DemoArgs {
     /// Keep the temporary data dir (its path is printed) instead of deleting it.
     #[arg(long)]
     pub keep: bool,
+    /// Write the HTML report here (default: report.html in the kept data dir's parent with
+    /// --keep, else a new tripline-demo-report-*.html in the temporary directory).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<std::path::PathBuf>,
     /// Internal: run one sample MCP server (the demo starts these itself).
     #[arg(long, hide = true, num_args = 1.., allow_hyphen_values = true, value_name = "ARGS")]
     pub serve_mcp: Option<Vec<String>>,
@@ -95,6 +99,40 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     )?;
     println!("\n$ tripline report tools\n");
     report(&exe, &data_dir, &["report".as_ref(), "tools".as_ref()])?;
+    let page = match args.report {
+        Some(p) => p,
+        None if args.keep => temp.path().join("report.html"),
+        None => {
+            tempfile::Builder::new()
+                .prefix("tripline-demo-report-")
+                .suffix(".html")
+                .tempfile()
+                .context("cannot create the report file; check TMPDIR")?
+                .keep()
+                .context("cannot keep the report file; check TMPDIR")?
+                .1
+        }
+    };
+    println!(
+        "\n$ tripline report html --policy samples/policy.toml --output {}\n",
+        page.display()
+    );
+    report(
+        &exe,
+        &data_dir,
+        &[
+            "report".as_ref(),
+            "html".as_ref(),
+            "--policy".as_ref(),
+            policy.as_os_str(),
+            "--output".as_ref(),
+            page.as_os_str(),
+        ],
+    )?;
+    println!(
+        "tripline demo: HTML report written to {} (open it in a browser)",
+        page.display()
+    );
     if args.keep {
         let kept = temp.keep();
         println!(

@@ -90,7 +90,7 @@ enum Command {
     Rules,
     /// Print the documentation of one rule.
     Explain(analyze::cli::ExplainArgs),
-    /// Reports: tools, conversations, guardrails, skills.
+    /// Reports: tools, conversations, guardrails, skills, or one self-contained HTML page (html).
     Report(analyze::cli::ReportArgs),
     /// Run SQL over the store (table `spans`).
     Query(analyze::cli::QueryArgs),

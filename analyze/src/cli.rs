@@ -88,6 +88,19 @@ pub struct ScanArgs {
 }
 
 impl ScanArgs {
+    /// The filters as flags (`--since 24h`), for a report's header.
+    fn describe(&self) -> Vec<String> {
+        [
+            ("--since", &self.since),
+            ("--until", &self.until),
+            ("--service", &self.service),
+            ("--trace", &self.trace),
+        ]
+        .into_iter()
+        .filter_map(|(flag, v)| v.as_ref().map(|v| format!("{flag} {v}")))
+        .collect()
+    }
+
     fn filter(&self) -> anyhow::Result<ScanFilter> {
         Ok(ScanFilter::parse(
             self.since.as_deref(),
@@ -153,14 +166,47 @@ pub struct ExplainArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    /// Which report: tools, conversations, guardrails or skills.
-    #[arg(value_enum)]
-    pub kind: crate::reports::ReportKind,
-    /// Output format.
+    /// Which report: tools, conversations, guardrails, skills, or html (one self-contained page
+    /// of the check: findings with a waterfall each, coverage, tools, conversations; needs
+    /// --output).
+    #[arg(value_parser = report_target_parser())]
+    pub kind: ReportTarget,
+    /// Output format (html writes a page to --output instead).
     #[arg(long, default_value = "table", value_parser = Format::parser(DATA_FORMATS))]
     pub format: Format,
+    /// html: the file to write the page to.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// html: host tool registry (TOML) the rules judge calls against, as for `check`.
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub scan: ScanArgs,
+}
+
+/// What `tripline report` makes: a data report (printed) or the HTML page (written to a file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportTarget {
+    Data(crate::reports::ReportKind),
+    Html,
+}
+
+/// The report kinds (from [`crate::reports::ReportKind`], so help lists them once) plus `html`.
+fn report_target_parser() -> impl clap::builder::TypedValueParser<Value = ReportTarget> {
+    use clap::builder::{PossibleValue, TypedValueParser as _};
+    use clap::ValueEnum as _;
+    let mut names: Vec<PossibleValue> = crate::reports::ReportKind::value_variants()
+        .iter()
+        .filter_map(|k| k.to_possible_value())
+        .collect();
+    names.push(PossibleValue::new("html").help(
+        "One self-contained HTML page of the check (same filters and --policy): findings by \
+         severity and rule with a trace waterfall each, coverage, tools, conversations",
+    ));
+    clap::builder::PossibleValuesParser::new(names).map(|s| {
+        crate::reports::ReportKind::from_str(&s, true)
+            .map_or(ReportTarget::Html, ReportTarget::Data)
+    })
 }
 
 #[derive(clap::Args, Debug)]
@@ -336,6 +382,15 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<ExitCode> {
+    let kind = match args.kind {
+        ReportTarget::Html => return report_html(data_dir, args, ui),
+        ReportTarget::Data(kind) => kind,
+    };
+    if args.output.is_some() || args.policy.is_some() {
+        anyhow::bail!(
+            "--output and --policy apply to `tripline report html` only; the other reports print to stdout (redirect it to keep one)"
+        );
+    }
     let filter = args.scan.filter()?;
     let pb = spinner(ui, "scanning spans");
     let scan = runtime()?.block_on(crate::load::scan_store(
@@ -350,7 +405,7 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
     let model = crate::model::Model::from_parts(scan.parts);
     tell_scanned(ui, &scan.scanned, args.format != Format::Json);
     emit(&render::render_report(
-        args.kind,
+        kind,
         &model,
         args.format,
         &ui.style(),
@@ -359,6 +414,79 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
     // As in `check`: the process ends here, the allocator need not walk the model.
     std::mem::forget(model);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `tripline report html --output FILE`: the check (same filters, `--policy`, every rule) as
+/// one self-contained page, written atomically; its path is printed on stdout. Exit 0 whatever
+/// the findings: this is a report, `check` is the gate.
+fn report_html(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<ExitCode> {
+    let output = args.output.clone().ok_or_else(|| {
+        anyhow::anyhow!(
+            "`tripline report html` needs --output FILE, e.g. --output tripline-report.html"
+        )
+    })?;
+    if args.format != Format::Table {
+        anyhow::bail!("--format does not apply to `tripline report html`: it writes one HTML page to --output");
+    }
+    let policy = load_policy(args.policy.as_deref())?;
+    let filter = args.scan.filter()?;
+    let pb = spinner(ui, "scanning spans");
+    let scan = runtime()?.block_on(crate::check::check_store(data_dir, &filter, &policy, RULES));
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let (model, report, scanned) = scan?;
+    tell_scanned(ui, &scanned, true);
+    let context = render::html::PageContext {
+        generated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        data_dir: data_dir.display().to_string(),
+        policy: args.policy.as_ref().map(|p| p.display().to_string()),
+        filters: args.scan.describe(),
+    };
+    let page = render::html::render_html(&model, &report, Some(&scanned), &context)?;
+    std::mem::forget(model);
+    write_file_atomically(&output, page.as_bytes())?;
+    if !ui.quiet {
+        eprintln!(
+            "tripline report html: {} findings, {} KiB written to {}",
+            report.findings.len(),
+            page.len().div_ceil(1024),
+            output.display()
+        );
+    }
+    emit(&format!("{}\n", output.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`: a reader (a
+/// browser, a CI upload) never sees half a page.
+fn write_file_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().ok_or_else(|| {
+        anyhow::anyhow!(
+            "--output {} names a directory; give a file name, e.g. report.html",
+            path.display()
+        )
+    })?;
+    let mut tmp = name.to_os_string();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = dir.join(tmp);
+    std::fs::write(&tmp, bytes).with_context(|| {
+        format!(
+            "cannot write {}; check that the directory exists and is writable",
+            tmp.display()
+        )
+    })?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        anyhow::Error::from(e).context(format!(
+            "cannot move the page into place at {}",
+            path.display()
+        ))
+    })
 }
 
 pub fn query(data_dir: &Path, args: QueryArgs, ui: &UiArgs) -> anyhow::Result<ExitCode> {

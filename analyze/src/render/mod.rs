@@ -1,5 +1,6 @@
 //! Every printer of the analyzer: `check` (table, JSON, SARIF, Markdown), the rule list and
-//! `explain`, the reports, query results, the trace tree, `diff` and `verify`.
+//! `explain`, the reports, query results, the trace tree, `diff`, `verify`, and the self-contained
+//! HTML page of `report html` ([`html`]).
 //!
 //! Why one module: one output-format enum ([`Format`]; each command accepts the subset it can
 //! print, see [`Format::parser`]) and one table preset ([`Style::table`]) sized to the terminal,
@@ -9,6 +10,7 @@
 
 mod check_table;
 mod diff;
+pub mod html;
 mod json;
 mod markdown;
 mod query;
