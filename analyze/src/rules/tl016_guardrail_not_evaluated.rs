@@ -73,7 +73,7 @@ impl<'a> Declared<'a> {
         d
     }
 
-    fn guarding(&self, tool: &str) -> impl Iterator<Item = &'a str> + '_ {
+    fn guarding<'s>(&'s self, tool: &'s str) -> impl Iterator<Item = &'a str> + 's {
         let part = tool_part(tool);
         self.guards
             .iter()
