@@ -14,7 +14,9 @@ use anyhow::Context as _;
 
 use crate::load::ScanFilter;
 use crate::policy::Policy;
-use crate::render::{self, Format, Style, CHECK_FORMATS, DATA_FORMATS, QUERY_FORMATS};
+use crate::render::{
+    self, Format, Style, CHECK_FORMATS, DATA_FORMATS, QUERY_FORMATS, REPORT_FORMATS,
+};
 use crate::rules::{self, Rule, RunBy, Severity, RULES};
 
 mod incremental;
@@ -221,13 +223,13 @@ pub struct ExplainArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    /// Which report: tools, conversations, guardrails, skills, or html (one self-contained page
-    /// of the check: findings with a waterfall each, coverage, tools, conversations; needs
-    /// --output).
+    /// Which report: tools, conversations, guardrails, skills, propagation, or html (one
+    /// self-contained page of the check: findings with a waterfall each, coverage, tools,
+    /// conversations; needs --output).
     #[arg(value_parser = report_target_parser())]
     pub kind: ReportTarget,
     /// Output format (html writes a page to --output instead).
-    #[arg(long, default_value = "table", value_parser = Format::parser(DATA_FORMATS))]
+    #[arg(long, default_value = "table", value_parser = Format::parser(REPORT_FORMATS))]
     pub format: Format,
     /// html: the file to write the page to.
     #[arg(long, short, value_name = "FILE")]
@@ -454,7 +456,7 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
     let scan = runtime()?.block_on(crate::load::scan_store(
         data_dir,
         &filter,
-        &crate::load::Projection::base(),
+        &crate::load::Projection::base().with(kind.columns()),
     ));
     if let Some(pb) = pb {
         pb.finish_and_clear();

@@ -165,6 +165,7 @@ pub async fn report(data_dir: &Path, kind: &str, filter: &Filter) -> Result<Valu
         "conversations" => ReportKind::Conversations,
         "guardrails" => ReportKind::Guardrails,
         "skills" => ReportKind::Skills,
+        "propagation" => ReportKind::Propagation,
         other => {
             return Err(ToolError::BadArgument(format!(
                 "unknown report kind {other:?}; use one of {}",
@@ -173,7 +174,8 @@ pub async fn report(data_dir: &Path, kind: &str, filter: &Filter) -> Result<Valu
         }
     };
     let filter = filter_of(filter)?;
-    let scan = analyze::load::scan_store(data_dir, &filter, &analyze::load::Projection::base())
+    let projection = analyze::load::Projection::base().with(analyzer_kind.columns());
+    let scan = analyze::load::scan_store(data_dir, &filter, &projection)
         .await
         .map_err(store_error)?;
     let model = Model::from_parts(scan.parts);

@@ -283,7 +283,7 @@ columns! {
     RESOURCE_DROPPED_ATTRIBUTES_COUNT: "resource_dropped_attributes_count" = span(Int64),
     RESOURCE_SCHEMA_URL: "resource_schema_url" = span(Utf8),
     SCOPE_NAME: "scope_name" = span(Utf8).dict().base(),
-    SCOPE_VERSION: "scope_version" = span(Utf8).dict(),
+    SCOPE_VERSION: "scope_version" = span(Utf8).dict().on_request(),
     SCOPE_ATTRIBUTES: "scope_attributes" = span(AttributeMap),
     SCOPE_DROPPED_ATTRIBUTES_COUNT: "scope_dropped_attributes_count" = span(Int64),
     SCOPE_SCHEMA_URL: "scope_schema_url" = span(Utf8),

@@ -135,6 +135,8 @@ pub struct SpanRow {
     pub status_message: Option<Sym>,
     pub service_name: Option<Sym>,
     pub scope_name: Option<Sym>,
+    /// Instrumentation scope version: read on request (`report propagation`).
+    pub scope_version: Option<Sym>,
     // GenAI
     pub operation_name: Option<Sym>,
     pub provider_name: Option<Sym>,

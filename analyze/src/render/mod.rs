@@ -50,7 +50,7 @@ pub enum Format {
     Json,
     /// SARIF 2.1.0 for code-scanning uploads (`check`).
     Sarif,
-    /// Markdown for CI job summaries (`check`).
+    /// Markdown for CI job summaries (`check`, `report`).
     Markdown,
     /// CSV (`query`).
     Csv,
@@ -78,6 +78,8 @@ pub const CHECK_FORMATS: &[Format] =
     &[Format::Table, Format::Json, Format::Sarif, Format::Markdown];
 /// Formats of `report`, `diff` and `verify`.
 pub const DATA_FORMATS: &[Format] = &[Format::Table, Format::Json];
+/// `report`: the table, its JSON, or the same table as Markdown (CI job summaries).
+pub const REPORT_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown];
 /// Formats of `query`.
 pub const QUERY_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Csv];
 

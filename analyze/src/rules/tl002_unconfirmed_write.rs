@@ -4,6 +4,7 @@
 use super::input::UnknownPolicies;
 use super::{Coverage, Finding, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::approvals::Approvals;
+use crate::model::Call;
 use crate::policy::{PolicyClass, PolicySource};
 
 pub struct UnconfirmedWrite;
@@ -45,24 +46,12 @@ impl Rule for UnconfirmedWrite {
 
     fn check(&self, input: &RuleInput) -> RuleOutcome {
         let model = input.model;
-        let calls: Vec<_> = input.tool_calls().collect();
-        let mut cov = Coverage::new(calls.len());
+        let pass = unapproved(input);
+        let mut cov = Coverage::new(pass.examined);
         let mut findings = Vec::new();
-        let mut approvals = Approvals::collect(model);
-        let mut unknown = UnknownPolicies::default();
-        for call in &calls {
+        for (call, eff_source) in &pass.calls {
             let tool = call.tool.as_deref().unwrap_or("?");
-            let Some(eff) = unknown.effective(input, tool) else {
-                continue;
-            };
-            if eff.class != PolicyClass::RequiresApproval || call.input_required {
-                // A round that asked for input did not execute yet; the answered round is checked.
-                continue;
-            }
-            if approvals.consume(model, call) {
-                continue;
-            }
-            let source = match eff.source {
+            let source = match eff_source {
                 PolicySource::Registry => "the policy file",
                 PolicySource::Annotations => "its MCP annotations (write, not destructive)",
                 PolicySource::Defaults => "MCP defaults",
@@ -74,13 +63,54 @@ impl Rule for UnconfirmedWrite {
                 format!("{tool} requires approval (per {source}) but executed with no approval before it"),
             ));
         }
-        unknown.report(&mut cov);
-        if approvals.elicitations > 0 {
+        pass.unknown.report(&mut cov);
+        if pass.elicitations > 0 {
             cov.note(format!(
                 "{} elicitation requests seen; their answer (accept/decline) is not recorded, so they were not counted as approvals",
-                approvals.elicitations
+                pass.elicitations
             ));
         }
         RuleOutcome::new(findings, cov)
     }
+}
+
+/// What TL002 judges, shared with TL016 (which leaves these calls to TL002 rather than report
+/// them twice).
+pub(crate) struct Unapproved<'a> {
+    /// Tool calls examined.
+    pub examined: usize,
+    /// Calls whose effective policy is requires_approval and that had no approval, with where
+    /// the policy came from, in start order.
+    pub calls: Vec<(&'a Call, PolicySource)>,
+    unknown: UnknownPolicies<'a>,
+    elicitations: usize,
+}
+
+/// The calls TL002 reports: requires_approval, executed, and no approval consumed for them.
+pub(crate) fn unapproved<'a>(input: &'a RuleInput) -> Unapproved<'a> {
+    let model = input.model;
+    let calls: Vec<&Call> = input.tool_calls().collect();
+    let mut out = Unapproved {
+        examined: calls.len(),
+        calls: Vec::new(),
+        unknown: UnknownPolicies::default(),
+        elicitations: 0,
+    };
+    let mut approvals = Approvals::collect(model);
+    out.elicitations = approvals.elicitations;
+    for call in calls {
+        let tool = call.tool.as_deref().unwrap_or("?");
+        let Some(eff) = out.unknown.effective(input, tool) else {
+            continue;
+        };
+        if eff.class != PolicyClass::RequiresApproval || call.input_required {
+            // A round that asked for input did not execute yet; the answered round is checked.
+            continue;
+        }
+        if approvals.consume(model, call) {
+            continue;
+        }
+        out.calls.push((call, eff.source));
+    }
+    out
 }
