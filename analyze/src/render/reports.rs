@@ -355,7 +355,7 @@ fn propagation(r: &Report<PropagationRow>, style: &Style) -> (Table, &'static st
             row.stitched.to_string(),
             how.join(", "),
             row.unstitched_tool_calls.to_string(),
-            row.fix.clone(),
+            style.cell(&row.fix),
         ]);
     }
     (t, "no MCP requests (no span with an MCP method)")
