@@ -11,9 +11,8 @@ use std::sync::Arc;
 
 use collector::store::remote::{RemoteError, RemoteLocation};
 use collector::store::verify::WalRange;
-use datafusion::object_store::{ObjectMeta, ObjectStore};
-use datafusion::parquet::arrow::async_reader::ParquetObjectReader;
-use datafusion::parquet::arrow::ParquetRecordBatchStreamBuilder;
+use datafusion::object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use datafusion::parquet::file::metadata::ParquetMetaDataReader;
 use futures::{StreamExt, TryStreamExt};
 use schemas::layout;
 
@@ -79,13 +78,31 @@ impl RemoteSource {
         Ok((files, unreadable))
     }
 
+    /// The footer with two ranged GETs: the last 8 bytes (footer length and `PAR1`), then the
+    /// footer itself.
     async fn footer(&self, meta: &ObjectMeta) -> Result<PartInfo, String> {
-        let reader = ParquetObjectReader::new(Arc::clone(&self.store), meta.location.clone())
-            .with_file_size(meta.size);
-        let builder = ParquetRecordBatchStreamBuilder::new(reader)
+        let size = meta.size;
+        if size < 12 {
+            return Err(format!("{size} bytes is too short for a Parquet file"));
+        }
+        let tail = self
+            .store
+            .get_range(&meta.location, size - 8..size)
             .await
             .map_err(|e| e.to_string())?;
-        let md = builder.metadata();
+        if tail.len() != 8 || &tail[4..8] != b"PAR1" {
+            return Err("no Parquet magic at the end (PAR1)".into());
+        }
+        let len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+        if len + 8 > size {
+            return Err(format!("footer length {len} exceeds the file size {size}"));
+        }
+        let footer = self
+            .store
+            .get_range(&meta.location, size - 8 - len..size - 8)
+            .await
+            .map_err(|e| e.to_string())?;
+        let md = ParquetMetaDataReader::decode_metadata(&footer).map_err(|e| e.to_string())?;
         let fm = md.file_metadata();
         let get = |k: &str| {
             fm.key_value_metadata()

@@ -221,7 +221,7 @@ impl RemoteSink {
             path: local.display().to_string(),
             source,
         })?;
-        let key = self.location.partition_path(partition).child(name);
+        let key = self.location.partition_path(partition).join(name);
         let store = Arc::clone(&self.store);
         let target = key.clone();
         self.run(async move { store.put(&target, PutPayload::from(bytes)).await })?
