@@ -254,7 +254,10 @@ pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
     };
     let target = match &args.via {
         Some(_) => None,
-        None => Some(WriteTarget::resolve(data_dir, args.store.wal_dir.as_deref())?),
+        None => Some(WriteTarget::resolve(
+            data_dir,
+            args.store.wal_dir.as_deref(),
+        )?),
     };
     let local = target.as_ref().map_or(data_dir, |t| t.local.as_path());
     let via = args.via.clone().or_else(|| {

@@ -64,7 +64,9 @@ pub fn uploaded_part_id(epoch: &str, first_seq: u64, last_seq: u64) -> String {
 /// The WAL range `(first, last)` of an uploaded part file of `epoch`, from its file name; `None`
 /// for a file of another epoch (another collector) or any other name.
 pub fn uploaded_part_range(name: &str, epoch: &str) -> Option<(u64, u64)> {
-    let id = name.strip_prefix(PART_PREFIX)?.strip_suffix(PARQUET_SUFFIX)?;
+    let id = name
+        .strip_prefix(PART_PREFIX)?
+        .strip_suffix(PARQUET_SUFFIX)?;
     let range = id.strip_prefix(epoch)?.strip_prefix('-')?;
     let (first, last) = range.split_once('-')?;
     if first.len() != 20 || last.len() != 20 {
@@ -240,7 +242,10 @@ mod tests {
         assert!(is_part_file(&name));
         assert_eq!(uploaded_part_range(&name, epoch), Some((7, 12)));
         // Another collector's file, a local ULID-named file, a hidden file: not ours.
-        assert_eq!(uploaded_part_range(&name, "01JDX5OTHEREPOCH0000000000"), None);
+        assert_eq!(
+            uploaded_part_range(&name, "01JDX5OTHEREPOCH0000000000"),
+            None
+        );
         assert_eq!(uploaded_part_range("part-01JDX4Q.parquet", epoch), None);
         assert_eq!(uploaded_part_range(&tmp_part_file_name(epoch), epoch), None);
     }

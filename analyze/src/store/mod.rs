@@ -347,9 +347,7 @@ impl Snapshot {
         let allowed: HashSet<_> = self
             .files
             .iter()
-            .filter_map(|f| {
-                datafusion::object_store::path::Path::parse(f.path.to_str()?).ok()
-            })
+            .filter_map(|f| datafusion::object_store::path::Path::parse(f.path.to_str()?).ok())
             .collect();
         let store = allowlist::AllowListed::new(Arc::clone(&remote.store), spans, allowed);
         let url = ObjectStoreUrl::parse(remote.location.bucket_url()).map_err(scan_err)?;

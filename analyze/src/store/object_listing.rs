@@ -55,15 +55,14 @@ impl RemoteSource {
                     source,
                 })
             })?;
-        let footers: Vec<(ObjectMeta, Result<PartInfo, String>)> =
-            futures::stream::iter(objects)
-                .map(|meta| async move {
-                    let info = self.footer(&meta).await;
-                    (meta, info)
-                })
-                .buffered(CONCURRENT_FOOTERS)
-                .collect()
-                .await;
+        let footers: Vec<(ObjectMeta, Result<PartInfo, String>)> = futures::stream::iter(objects)
+            .map(|meta| async move {
+                let info = self.footer(&meta).await;
+                (meta, info)
+            })
+            .buffered(CONCURRENT_FOOTERS)
+            .collect()
+            .await;
         let mut files = Vec::with_capacity(footers.len());
         let mut unreadable = Vec::new();
         for (meta, info) in footers {

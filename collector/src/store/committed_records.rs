@@ -66,10 +66,13 @@ impl CommittedRecords {
         let data_dir = &self.data_dir;
         let epoch = &self.epoch;
         let remote = self.remote.as_ref();
-        let ranges = self.ranges.entry(partition).or_insert_with(|| match remote {
-            Some(sink) => load_uploaded_ranges(sink, partition, epoch),
-            None => load_ranges(&partition.dir(data_dir), epoch),
-        });
+        let ranges = self
+            .ranges
+            .entry(partition)
+            .or_insert_with(|| match remote {
+                Some(sink) => load_uploaded_ranges(sink, partition, epoch),
+                None => load_ranges(&partition.dir(data_dir), epoch),
+            });
         ranges
             .iter()
             .find(|(a, b, _)| *a <= seq && seq <= *b)

@@ -302,7 +302,10 @@ mod tests {
         assert!(RemoteLocation::of(FsPath::new("/data/tripline")).is_none());
         assert!(RemoteLocation::of(FsPath::new("./s3:/x")).is_none());
         let l = loc("s3://traces/team-a/prod/").unwrap();
-        assert_eq!((l.bucket.as_str(), l.prefix.as_str()), ("traces", "team-a/prod"));
+        assert_eq!(
+            (l.bucket.as_str(), l.prefix.as_str()),
+            ("traces", "team-a/prod")
+        );
         assert_eq!(l.url(), "s3://traces/team-a/prod");
         assert_eq!(l.spans_path().as_ref(), "team-a/prod/spans");
         let p = Partition::of_unix_nanos(1_796_007_845_000_000_000);
