@@ -39,7 +39,7 @@ pub enum LoadError {
     },
     /// A store on object storage cannot be reached or listed.
     #[error("cannot read the store: {0}")]
-    Remote(collector::store::remote::RemoteError),
+    Remote(Box<collector::store::remote::RemoteError>),
     /// Arrow failed while reading a batch.
     #[error("reading spans failed: {0}")]
     Arrow(#[from] arrow::error::ArrowError),

@@ -125,7 +125,8 @@ impl Snapshot {
     /// A `s3://bucket/prefix` data dir is listed on object storage (no WAL there).
     pub async fn take(data_dir: &Path) -> Result<Snapshot, LoadError> {
         if let Some(location) = RemoteLocation::of(data_dir) {
-            let source = RemoteSource::connect(location.map_err(LoadError::Remote)?)?;
+            let source =
+                RemoteSource::connect(location.map_err(|e| LoadError::Remote(Box::new(e)))?)?;
             let (files, unreadable) = source.part_files().await?;
             return Ok(Snapshot {
                 data_dir: data_dir.to_path_buf(),

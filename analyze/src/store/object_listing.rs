@@ -32,7 +32,9 @@ pub struct RemoteSource {
 impl RemoteSource {
     /// A client for `location` from the AWS environment variables.
     pub fn connect(location: RemoteLocation) -> Result<RemoteSource, LoadError> {
-        let store = location.connect().map_err(LoadError::Remote)?;
+        let store = location
+            .connect()
+            .map_err(|e| LoadError::Remote(Box::new(e)))?;
         Ok(RemoteSource { location, store })
     }
 
@@ -49,11 +51,11 @@ impl RemoteSource {
             .try_collect()
             .await
             .map_err(|source| {
-                LoadError::Remote(RemoteError::Request {
+                LoadError::Remote(Box::new(RemoteError::Request {
                     op: "listing",
                     path: self.location.object_url(&spans),
                     source,
-                })
+                }))
             })?;
         let footers: Vec<(ObjectMeta, Result<PartInfo, String>)> = futures::stream::iter(objects)
             .map(|meta| async move {
