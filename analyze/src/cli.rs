@@ -568,6 +568,13 @@ pub fn trace(data_dir: &Path, args: TraceArgs, ui: &UiArgs) -> anyhow::Result<Ex
 
 /// `tripline verify`: 0 healthy, 1 problems found, 2 could not run (no such dir, not a store).
 pub fn verify(data_dir: &Path, args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    if collector::store::remote::RemoteLocation::of(data_dir).is_some() {
+        anyhow::bail!(
+            "verify checks a local store (WAL, checkpoint, part files); {} is on object storage: run it on a collector's --wal-dir, and `tripline query --data-dir {}` reads the bucket (unreadable objects are named)",
+            data_dir.display(),
+            data_dir.display()
+        );
+    }
     let report = collector::store::verify::verify(data_dir)?;
     emit(&render::render_verify(&report, args.format))?;
     Ok(if report.healthy() {

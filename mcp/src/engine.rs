@@ -216,7 +216,7 @@ pub fn explain(code: &str) -> Result<Value, ToolError> {
 /// again here with DataFusion's own options (no DDL, DML or statements).
 pub async fn query(data_dir: &Path, sql: &str, limits: QueryLimits) -> Result<Value, ToolError> {
     let started = Instant::now();
-    let mut snapshot = Snapshot::take(data_dir).map_err(store_error)?;
+    let mut snapshot = Snapshot::take(data_dir).await.map_err(store_error)?;
     snapshot.require_data().map_err(store_error)?;
     // Enforced inside the plan (see `crate::deadline`); the outer timeout covers planning and
     // the listing of files, which run outside it.
