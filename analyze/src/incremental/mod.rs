@@ -171,7 +171,7 @@ pub async fn check_increment(
             unreadable: Vec::new(),
         });
     }
-    let snapshot = Snapshot::take(data_dir)?;
+    let snapshot = Snapshot::take(data_dir).await?;
     if first_run && snapshot.files.is_empty() {
         // Nothing committed and never checked: the usual "scanned 0 spans" error, with its cause.
         snapshot.require_data()?;
