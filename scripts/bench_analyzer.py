@@ -14,6 +14,7 @@ Usage (scripts/bench calls it): bench_analyzer.py --tripline BIN --load BIN [--s
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -27,6 +28,8 @@ SQL_DIR = os.path.join(ROOT, "bench", "sql")
 POLICY_SAMPLES = os.path.join(ROOT, "samples", "policy.toml")
 POLICY_LOAD = os.path.join(ROOT, "bench", "policy.toml")
 CHUNK_SPANS = 1_000_000
+# GNU time: each tripline run's own peak RSS (ru_maxrss of that one child, in KiB).
+GNU_TIME = "/usr/bin/time"
 
 
 def timed(argv, timeout, stdout_path=None):
@@ -120,20 +123,31 @@ def median_run(runs):
     ordered = sorted(runs, key=lambda r: r["wall_secs"])
     med = dict(ordered[len(ordered) // 2])
     med["wall_secs_all"] = [round(r["wall_secs"], 3) for r in runs]
+    if any("peak_rss_mib" in r for r in runs):
+        med["peak_rss_mib_all"] = [r.get("peak_rss_mib") for r in runs]
     med["repeats"] = len(runs)
     return med
 
 
+def peak_rss_mib(stderr):
+    """`Maximum resident set size (kbytes): N` from `/usr/bin/time -v`, in MiB."""
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr or "")
+    return int(m.group(1)) / 1024 if m else None
+
+
 def run_tripline(args, data, sub, out_path):
     runs = []
+    wrap = [GNU_TIME, "-v"] if os.access(GNU_TIME, os.X_OK) else []
     for _ in range(args.repeat):
+        load = os.getloadavg()
         usage = ChildUsage().start()
-        wall, rc, err = timed([args.tripline, *sub, "--data-dir", data], timeout=args.timeout,
-                              stdout_path=out_path)
+        wall, rc, err = timed([*wrap, args.tripline, *sub, "--data-dir", data],
+                              timeout=args.timeout, stdout_path=out_path)
         u = usage.stop()
         # exit 1 = findings at or over the threshold: a normal outcome for `check`
         ok = rc in (0, 1)
         runs.append({"wall_secs": wall, "cpu_secs": u["cpu_secs"], "exit_code": rc, "ok": ok,
+                     "peak_rss_mib": peak_rss_mib(err), "loadavg_before": load,
                      "stderr_tail": None if ok else err.strip()[-500:]})
         if not ok:
             break
@@ -185,8 +199,16 @@ def run_duckdb_repeated(args, data, sql_file, threads, params):
 
 def measure(args, n):
     data = os.path.join(args.work, f"store-{n}")
-    res = {"spans": n}
-    res["build"] = build_store(args, n, data)
+    res = {"spans": n, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "loadavg_at_start": os.getloadavg()}
+    built = data + ".built.json"  # next to the store, not inside it
+    if args.reuse and os.path.exists(built):
+        with open(built) as f:
+            res["build"] = dict(json.load(f), reused=True)
+    else:
+        res["build"] = build_store(args, n, data)
+        with open(built, "w") as f:
+            json.dump(res["build"], f)
     policy = POLICY_SAMPLES if res["build"]["generator"] == "samples scale mode" else POLICY_LOAD
     res["policy"] = os.path.relpath(policy, ROOT)
     params = {"requires_approval": requires_approval(policy)}
@@ -204,8 +226,11 @@ def measure(args, n):
                                               threads, params)
     duck = res["duckdb_tl002"]["wall_secs"] + res["duckdb_tl004"]["wall_secs"]
     res["ratio_check_over_duckdb_tl002_tl004"] = res["tripline_check"]["wall_secs"] / duck
+    res["loadavg_at_end"] = os.getloadavg()
     if not args.keep:
         shutil.rmtree(data, ignore_errors=True)
+        if os.path.exists(built):
+            os.remove(built)
     return res
 
 
@@ -219,9 +244,12 @@ def main():
     ap.add_argument("--sizes", default="1000000,10000000")
     ap.add_argument("--timeout", type=int, default=3600, help="per analyzer command, seconds")
     ap.add_argument("--keep", action="store_true", help="keep the generated stores")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse a store this script built and kept in --work (implies --keep)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each timed command; the median wall time is reported")
     args = ap.parse_args()
+    args.keep = args.keep or args.reuse
     os.makedirs(args.work, exist_ok=True)
     import duckdb
     results = {"duckdb_version": duckdb.__version__, "runs": []}

@@ -77,6 +77,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         target: Target::Endpoint(format!("http://{http}")),
         deterministic: false,
         only: Vec::new(),
+        revision: Default::default(),
         launcher: ServerLauncher {
             program: exe.clone(),
             prefix: vec!["demo".to_string(), "--serve-mcp".to_string()],

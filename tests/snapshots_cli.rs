@@ -106,6 +106,8 @@ cases! {
     explain_tl004 => ["explain", "TL004"],
     explain_tl011 => ["explain", "TL011"],
     explain_tl014 => ["explain", "tl014"],
+    explain_tl016 => ["explain", "TL016"],
+    explain_tl017 => ["explain", "TL017"],
     report_tools => ["report", "tools", "--data-dir", "store"],
     report_tools_json => ["report", "tools", "--data-dir", "store", "--format", "json"],
     report_conversations => ["report", "conversations", "--data-dir", "store"],
@@ -114,6 +116,10 @@ cases! {
     report_guardrails_json => ["report", "guardrails", "--data-dir", "store", "--format", "json"],
     report_skills => ["report", "skills", "--data-dir", "store"],
     report_skills_json => ["report", "skills", "--data-dir", "store", "--format", "json"],
+    report_propagation => ["report", "propagation", "--data-dir", "store"],
+    report_propagation_json => ["report", "propagation", "--data-dir", "store", "--format", "json"],
+    report_propagation_markdown => ["report", "propagation", "--data-dir", "store", "--format", "markdown"],
+    report_tools_markdown => ["report", "tools", "--data-dir", "store", "--format", "markdown"],
     query_table => ["query", "--data-dir", "store",
         "SELECT tool_name, count(*) AS calls FROM spans WHERE tool_name IS NOT NULL \
          GROUP BY tool_name ORDER BY calls DESC, tool_name LIMIT 5"],
@@ -136,6 +142,61 @@ cases! {
     verify_table => ["verify", "--data-dir", "store"],
     verify_json => ["verify", "--data-dir", "store", "--format", "json"],
     verify_missing_store => ["verify", "--data-dir", "no-such-dir"],
+}
+
+/// A store of the shared recordings of real MCP libraries (`testkit::recordings::dir()`), made
+/// once by `tripline ingest`, in the scratch directory as `recordings/`; None (the cases say they
+/// are skipped) when the corpus is not there.
+fn recordings_store() -> Option<&'static str> {
+    static MADE: OnceLock<bool> = OnceLock::new();
+    let made = *MADE.get_or_init(|| {
+        let Some(dir) = testkit::recordings::dir() else {
+            return false;
+        };
+        let out = tripline(workdir())
+            .args(["ingest", "--data-dir", "recordings"])
+            .arg(&dir)
+            .output()
+            .expect("run tripline ingest");
+        assert!(
+            out.status.success(),
+            "ingest {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        true
+    });
+    made.then_some("recordings")
+}
+
+/// One snapshot test per case over the recordings store: `name => [args...]`, where the
+/// argument `RECORDINGS` is replaced by the store.
+macro_rules! recording_cases {
+    ($($name:ident => [$($arg:expr),* $(,)?]),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                let Some(store) = recordings_store() else {
+                    eprintln!("shared recordings not found: {} skipped", stringify!($name));
+                    return;
+                };
+                let args: Vec<&str> = [$($arg),*]
+                    .into_iter()
+                    .map(|a| if a == RECORDINGS { store } else { a })
+                    .collect();
+                assert_cmd_snapshot!(stringify!($name), run(&args));
+            }
+        )*
+    };
+}
+
+/// Stands for the recordings store in [`recording_cases!`].
+const RECORDINGS: &str = "<recordings>";
+
+recording_cases! {
+    recordings_report_propagation => ["report", "propagation", "--data-dir", RECORDINGS],
+    recordings_report_propagation_json => ["report", "propagation", "--data-dir", RECORDINGS, "--format", "json"],
+    recordings_report_propagation_markdown => ["report", "propagation", "--data-dir", RECORDINGS, "--format", "markdown"],
 }
 
 /// `SELECT *` prints no line wider than the table width: long cells end in `…` and a result with

@@ -14,8 +14,12 @@ use anyhow::Context as _;
 
 use crate::load::ScanFilter;
 use crate::policy::Policy;
-use crate::render::{self, Format, Style, CHECK_FORMATS, DATA_FORMATS, QUERY_FORMATS};
+use crate::render::{
+    self, Format, Style, CHECK_FORMATS, DATA_FORMATS, QUERY_FORMATS, REPORT_FORMATS,
+};
 use crate::rules::{self, Rule, RunBy, Severity, RULES};
+
+mod incremental;
 
 /// When to colour output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -74,6 +78,7 @@ impl UiArgs {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ScanArgs {
     /// Only spans that started at or after this time (RFC 3339, or relative: 30m, 24h, 7d).
+    /// `check` also takes `last`: what was committed since the last such run (docs/incremental.md).
     #[arg(long)]
     pub since: Option<String>,
     /// Only spans that started at or before this time (RFC 3339, or relative).
@@ -160,6 +165,58 @@ pub struct CheckArgs {
     pub window_spans: u64,
     #[command(flatten)]
     pub scan: ScanArgs,
+    /// `--since last`: the state file (what was checked and reported; docs/incremental.md).
+    /// Default: one file per data dir under $XDG_STATE_HOME/tripline/check/.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Keep checking each newly committed part file and print each new finding as a JSON line,
+    /// until SIGINT/SIGTERM (with `--since last`: resuming from the state file).
+    #[arg(long)]
+    pub follow: bool,
+    /// `--follow`: seconds between two looks at the store.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_interval)]
+    pub interval: f64,
+    /// `--since last` / `--follow`: check a part file only once it was committed this long ago
+    /// (90s, 2m, 0), so late spans of its traces arrive first. Default 90s while a writer holds
+    /// the store, 0 otherwise.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub settle: Option<Duration>,
+    /// `--since last` / `--follow`: start the rules' scan this long before the new spans (the
+    /// context of traces, conversations and stitched calls that began earlier).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    pub lookback: Duration,
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!(
+            "invalid interval {s:?}; give seconds between 0 and 86400, e.g. 2 or 0.5"
+        )),
+    }
+}
+
+/// `90s`, `2m`, `1h`, `1d`, or plain seconds (`0`, `30`).
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let unit_secs = match unit {
+        "" | "s" => Some(1),
+        "m" => Some(60),
+        "h" => Some(3600),
+        "d" => Some(86_400),
+        _ => None,
+    };
+    match (num.parse::<u64>(), unit_secs) {
+        (Ok(n), Some(u)) => n
+            .checked_mul(u)
+            .map(Duration::from_secs)
+            .ok_or_else(|| format!("duration {s:?} is too long")),
+        _ => Err(format!(
+            "invalid duration {s:?}; give a number with s, m, h or d, e.g. 90s, 5m, 1h"
+        )),
+    }
 }
 
 /// `1GiB`, `512MiB`, `64KiB`, `1G`, `2000000` (bytes).
@@ -198,13 +255,13 @@ pub struct ExplainArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    /// Which report: tools, conversations, guardrails, skills, or html (one self-contained page
-    /// of the check: findings with a waterfall each, coverage, tools, conversations; needs
-    /// --output).
+    /// Which report: tools, conversations, guardrails, skills, propagation, or html (one
+    /// self-contained page of the check: findings with a waterfall each, coverage, tools,
+    /// conversations; needs --output).
     #[arg(value_parser = report_target_parser())]
     pub kind: ReportTarget,
     /// Output format (html writes a page to --output instead).
-    #[arg(long, default_value = "table", value_parser = Format::parser(DATA_FORMATS))]
+    #[arg(long, default_value = "table", value_parser = Format::parser(REPORT_FORMATS))]
     pub format: Format,
     /// html: the file to write the page to.
     #[arg(long, short, value_name = "FILE")]
@@ -365,6 +422,9 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
         policy.limits.max_model_turns = Some(n as usize);
     }
     let selected = select_rules(&args.rules)?;
+    if args.follow || args.scan.since.as_deref() == Some(incremental::SINCE_LAST) {
+        return incremental::run(data_dir, &args, ui, &policy, &selected);
+    }
     let filter = args.scan.filter()?;
     let pb = spinner(ui, "scanning spans");
     let options = crate::window::WindowOptions {
@@ -430,7 +490,7 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
     let scan = runtime()?.block_on(crate::load::scan_store(
         data_dir,
         &filter,
-        &crate::load::Projection::base(),
+        &crate::load::Projection::base().with(kind.columns()),
     ));
     if let Some(pb) = pb {
         pb.finish_and_clear();
@@ -542,6 +602,13 @@ pub fn trace(data_dir: &Path, args: TraceArgs, ui: &UiArgs) -> anyhow::Result<Ex
 
 /// `tripline verify`: 0 healthy, 1 problems found, 2 could not run (no such dir, not a store).
 pub fn verify(data_dir: &Path, args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    if collector::store::remote::RemoteLocation::of(data_dir).is_some() {
+        anyhow::bail!(
+            "verify checks a local store (WAL, checkpoint, part files); {} is on object storage: run it on a collector's --wal-dir, and `tripline query --data-dir {}` reads the bucket (unreadable objects are named)",
+            data_dir.display(),
+            data_dir.display()
+        );
+    }
     let report = collector::store::verify::verify(data_dir)?;
     emit(&render::render_verify(&report, args.format))?;
     Ok(if report.healthy() {

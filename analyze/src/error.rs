@@ -37,6 +37,9 @@ pub enum LoadError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A store on object storage cannot be reached or listed.
+    #[error("cannot read the store: {0}")]
+    Remote(Box<collector::store::remote::RemoteError>),
     /// Arrow failed while reading a batch.
     #[error("reading spans failed: {0}")]
     Arrow(#[from] arrow::error::ArrowError),

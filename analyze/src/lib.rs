@@ -12,6 +12,7 @@
 pub mod check;
 pub mod cli;
 pub mod error;
+pub mod incremental;
 pub mod load;
 pub mod model;
 pub mod policy;

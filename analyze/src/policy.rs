@@ -88,6 +88,17 @@ pub struct Limits {
     pub max_model_turns: Option<usize>,
 }
 
+/// One `[guardrails.<name>]` entry: a guardrail the host runs before the tools it guards, so an
+/// agent run that called one of them without a decision of this guardrail shows it was skipped
+/// (TL016). The name is the spans' `guardrail.name`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuardrailEntry {
+    /// Tool keys (bare, `server/tool` or `namespace__tool`, like `[tools.<key>]`).
+    #[serde(default)]
+    pub guards: Vec<String>,
+}
+
 /// The parsed policy file.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,6 +109,9 @@ pub struct Policy {
     pub agents: BTreeMap<String, AgentEntry>,
     #[serde(default)]
     pub scopes: BTreeMap<String, ScopeEntry>,
+    /// `[guardrails.<name>]`: guardrails and the tools each guards (TL016).
+    #[serde(default)]
+    pub guardrails: BTreeMap<String, GuardrailEntry>,
     /// `[limits]`: thresholds of rules that have them (TL014).
     #[serde(default)]
     pub limits: Limits,
@@ -262,6 +276,8 @@ tags = ["private-data"]
 allow = ["get_order_summary"]
 [scopes.CreateSenderReceiverInterface]
 tools = ["add_interface", "list_interfaces"]
+[guardrails.write-approval]
+guards = ["raise_parts_order", "crm/add_timeline_note"]
 "#;
 
     fn sample() -> Policy {
@@ -291,6 +307,10 @@ tools = ["add_interface", "list_interfaces"]
             Some(&["get_order_summary".to_string()][..])
         );
         assert_eq!(p.scopes["CreateSenderReceiverInterface"].tools.len(), 2);
+        assert_eq!(
+            p.guardrails["write-approval"].guards,
+            ["raise_parts_order", "crm/add_timeline_note"]
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub async fn run_query(
     data_dir: &Path,
     sql: &str,
 ) -> Result<(Vec<RecordBatch>, Scanned), QueryError> {
-    let mut snapshot = Snapshot::take(data_dir)?;
+    let mut snapshot = Snapshot::take(data_dir).await?;
     snapshot.require_data()?;
     let batches = match run_sql(&snapshot, sql).await {
         // Data behind a valid footer that cannot be read: name and skip that file, run again.

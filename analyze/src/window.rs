@@ -17,10 +17,10 @@
 //!    and each rule formats its outcome once.
 //!
 //! Every rule runs this way ([`Rule::scan`] / [`Rule::finish`]); what each needs from the
-//! whole store is explicit: the tool catalog (pass 1), first-seen orders and store-wide groups
-//! (in the [`Partial`]). Peak memory is one window's model plus the pass-1 index (about 100 bytes
-//! per trace); with `--memory-limit`, a window whose estimate does not fit is an error naming it,
-//! checked before it is read.
+//! whole store is explicit: the tool catalog and the guardrails' decisions by tool (pass 1),
+//! first-seen orders and store-wide groups (in the [`Partial`]). Peak memory is one window's
+//! model plus the pass-1 index (about 100 bytes per trace); with `--memory-limit`, a window whose
+//! estimate does not fit is an error naming it, checked before it is read.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -264,11 +264,11 @@ pub async fn check_windows(
     projection: &Projection,
     options: &WindowOptions,
 ) -> Result<(Report, Scanned, WindowStats), WindowError> {
-    let mut snapshot = index::snapshot(data_dir)?;
+    let mut snapshot = index::snapshot(data_dir).await?;
     let idx = index::index_store(&mut snapshot, data_dir, filter, options.memory_limit)
         .await
         .map_err(|e| WindowError::load(e, "index the store (pass 1)", options.memory_limit))?;
-    let catalog = Catalog::from_spans(&idx.catalog_spans);
+    let facts = (Catalog::from_spans(&idx.catalog_spans), idx.guardrails);
     // A window (core and overlap) gets at most half the memory limit: the rest is the scan's
     // Arrow buffers, the pass-1 index and the findings so far.
     let window_spans = options.memory_limit.map_or(options.window_spans, |limit| {
@@ -318,13 +318,13 @@ pub async fn check_windows(
         drop(keep);
         let model = Model::from_parts(parts);
         let core: HashSet<TraceId> = w.core.iter().copied().collect();
-        let input = RuleInput::window(&model, policy, catalog.clone(), &core);
+        let input = RuleInput::window(&model, policy, facts.clone(), &core);
         for (acc, part) in merged.iter_mut().zip(crate::rules::scan_all(rules, &input)) {
             acc.merge(part);
         }
     }
     let (empty, no_core) = (Model::default(), HashSet::new());
-    let input = RuleInput::window(&empty, policy, catalog, &no_core);
+    let input = RuleInput::window(&empty, policy, facts, &no_core);
     let outcomes = rules
         .iter()
         .zip(merged)

@@ -2,7 +2,9 @@
 //! samples, over the real recordings (skipped when absent) and over synthetic stores where traces
 //! straddle window boundaries and orphaned server spans are stitched to host calls in other
 //! windows. Stores are written by the collector's real ingest pipeline; windows are forced small
-//! (`--window-spans`) so there are many boundaries. Also: a scan that cannot fit in
+//! (`--window-spans`) so there are many boundaries. Every rule's fixture (the guardrail ones,
+//! TL016 and TL017, whose store-wide facts come from pass 1, included) gives the same JSON in
+//! windows of one trace as over the whole store. Also: a scan that cannot fit in
 //! `--memory-limit` is an error naming the flag (a window that cannot: `window.rs`'s unit tests).
 
 mod common;
@@ -107,6 +109,75 @@ fn samples_in_windows_match_the_whole_store() {
     let policy = Policy::load(&samples.join("policy.toml")).unwrap();
     let windows = assert_same(store.path(), &policy, &[1, 5, 40, 1_000_000]);
     assert!(windows > 10, "small windows cut the store: {windows}");
+}
+
+/// Every rule fixture with its own policy (as `rule_fixtures.rs` runs it), alone in a store, in
+/// windows as small as one trace: TL016 learns which tools a guardrail guards from decisions in
+/// other runs (other windows), TL017 matches denials to calls.
+#[test]
+fn rule_fixtures_in_windows_match_the_whole_store() {
+    let dir = common::fixtures_dir();
+    let mut codes: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            let code = name.strip_suffix(".json")?;
+            (code.starts_with("TL") && !code.contains('.')).then(|| code.to_string())
+        })
+        .collect();
+    codes.sort();
+    for must in ["TL006", "TL016", "TL017"] {
+        assert!(
+            codes.iter().any(|c| c == must),
+            "{must} fixture in {codes:?}"
+        );
+    }
+    for code in &codes {
+        let store = ingest(&[dir.join(format!("{code}.json"))]);
+        let own = dir.join(format!("{code}.policy.toml"));
+        let policy = Policy::load(&if own.exists() {
+            own
+        } else {
+            dir.join("policy.toml")
+        })
+        .unwrap();
+        let expected = whole(store.path(), &policy);
+        assert!(
+            expected.contains(&format!("\"rule\": \"{code}\"")),
+            "{code}'s fixture fires {code}: {expected}"
+        );
+        let windows = assert_same(store.path(), &policy, &[1, 4, 1_000_000]);
+        // A fixture of one trace or one conversation is one window whatever its size; the
+        // guardrail fixtures, with store-wide facts, must be cut.
+        if ["TL016", "TL017"].contains(&code.as_str()) {
+            assert!(
+                windows > 1,
+                "{code}: small windows cut the store ({windows})"
+            );
+        }
+    }
+}
+
+/// The guardrail fixtures in one store: TL016's learnt guards and TL002's calls (which TL016
+/// leaves to it) across windows.
+#[test]
+fn guardrail_fixtures_together_in_windows_match_the_whole_store() {
+    let dir = common::fixtures_dir();
+    let store = ingest(&[
+        dir.join("TL016.json"),
+        dir.join("TL017.json"),
+        dir.join("TL002.json"),
+    ]);
+    let policy = Policy::load(&dir.join("TL016.policy.toml")).unwrap();
+    let expected = whole(store.path(), &policy);
+    for code in ["TL002", "TL016", "TL017"] {
+        assert!(
+            expected.contains(&format!("\"rule\": \"{code}\"")),
+            "{code} fires: {expected}"
+        );
+    }
+    let windows = assert_same(store.path(), &policy, &[1, 2, 7, 1_000_000]);
+    assert!(windows > 3, "small windows cut the store: {windows}");
 }
 
 #[test]

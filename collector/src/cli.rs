@@ -16,6 +16,7 @@ use crate::ingest::{ingest_into, Destination, IngestOptions, IngestSummary};
 use crate::server::Server;
 use crate::store::lock::{current_holder, DataDirLock};
 use crate::store::pipeline::Pipeline;
+use crate::store::remote::{RemoteLocation, RemoteSink};
 use crate::telemetry::Stats;
 
 /// Settings of the write path shared by `collect` and `ingest`.
@@ -37,6 +38,54 @@ pub struct StoreArgs {
     /// Drop content columns (tool arguments and results, messages) at ingest.
     #[arg(long)]
     pub redact_content: bool,
+    /// With `--data-dir s3://BUCKET/PREFIX`: the local directory for the write-ahead log, the
+    /// lock and the part files being written (uploaded when finished). Required there, refused
+    /// for a local store (which keeps its WAL in <data-dir>/wal).
+    #[arg(long, env = "TRIPLINE_WAL_DIR", value_name = "DIR")]
+    pub wal_dir: Option<PathBuf>,
+}
+
+/// Where a writer keeps its local files, and the object storage it uploads to, if any.
+struct WriteTarget {
+    /// The local directory: the store itself, or `--wal-dir` for a store on object storage.
+    local: PathBuf,
+    remote: Option<RemoteSink>,
+}
+
+impl WriteTarget {
+    fn resolve(data_dir: &Path, wal_dir: Option<&Path>) -> anyhow::Result<WriteTarget> {
+        match (RemoteLocation::of(data_dir), wal_dir) {
+            (None, None) => Ok(WriteTarget {
+                local: data_dir.to_path_buf(),
+                remote: None,
+            }),
+            (None, Some(w)) => anyhow::bail!(
+                "--wal-dir {} is only for a store on object storage (--data-dir s3://BUCKET/PREFIX); a local store keeps its WAL in {}",
+                w.display(),
+                schemas::layout::wal_dir(data_dir).display()
+            ),
+            (Some(_), None) => anyhow::bail!(
+                "--data-dir {} is on object storage: pass --wal-dir DIR (or TRIPLINE_WAL_DIR), a local directory for the write-ahead log",
+                data_dir.display()
+            ),
+            (Some(location), Some(w)) => {
+                let location = location?;
+                let url = location.url();
+                let sink = RemoteSink::connect(location)
+                    .with_context(|| format!("cannot reach the store {url}"))?;
+                Ok(WriteTarget {
+                    local: w.to_path_buf(),
+                    remote: Some(sink),
+                })
+            }
+        }
+    }
+
+    fn pipeline_config(&self, store: &StoreArgs) -> PipelineConfig {
+        let mut c = store.pipeline_config(&self.local);
+        c.remote = self.remote.clone();
+        c
+    }
 }
 
 impl StoreArgs {
@@ -146,13 +195,19 @@ impl CollectArgs {
 }
 
 pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
+    let target = WriteTarget::resolve(data_dir, args.store.wal_dir.as_deref())?;
     // Before anything in the directory is touched: a second writer changes nothing.
-    let mut lock = DataDirLock::acquire(data_dir, "collect")?;
+    let mut lock = DataDirLock::acquire(&target.local, "collect")?;
     let auth_token = match &args.auth_token_file {
         Some(p) => Some(crate::receive::auth::load_token(p)?),
         None => None,
     };
-    let config = args.server_config(data_dir, auth_token);
+    let mut config = args.server_config(&target.local, auth_token);
+    config.pipeline = target.pipeline_config(&args.store);
+    let wal_note = match &target.remote {
+        Some(_) => format!(" wal_dir={}", target.local.display()),
+        None => String::new(),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("tripline-collect")
@@ -167,7 +222,7 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
             tracing::warn!(error = %e, "cannot publish the listen addresses in the lock file");
         }
         eprintln!(
-            "tripline collect: listening http={} grpc={} data_dir={}",
+            "tripline collect: listening http={} grpc={} data_dir={}{wal_note}",
             server.http_addr(),
             server.grpc_addr(),
             data_dir.display()
@@ -197,8 +252,16 @@ pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(crate::receive::auth::load_token(p)?),
         None => None,
     };
+    let target = match &args.via {
+        Some(_) => None,
+        None => Some(WriteTarget::resolve(
+            data_dir,
+            args.store.wal_dir.as_deref(),
+        )?),
+    };
+    let local = target.as_ref().map_or(data_dir, |t| t.local.as_path());
     let via = args.via.clone().or_else(|| {
-        let holder = current_holder(data_dir)?;
+        let holder = current_holder(local)?;
         let http = holder.http?;
         eprintln!(
             "tripline ingest: {} is owned by `tripline {}` (pid {}); sending the spans through it at http://{http}",
@@ -208,12 +271,13 @@ pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
         );
         Some(format!("http://{http}"))
     });
-    let summary = match via {
-        Some(url) => {
+    let summary = match (via, &target) {
+        (Some(url), _) => {
             let forwarder = Forwarder::new(&url, token)?;
             ingest_into(&Destination::Collector(&forwarder), &args.paths, &options)
         }
-        None => ingest_into_store(data_dir, &args, &options)?,
+        (None, Some(t)) => ingest_into_store(t, &args, &options)?,
+        (None, None) => anyhow::bail!("no destination for the import: pass --data-dir or --via"),
     };
     eprintln!("{}", summary.render());
     Ok(if summary.failed.is_empty() {
@@ -224,13 +288,14 @@ pub fn ingest(data_dir: &Path, args: IngestArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn ingest_into_store(
-    data_dir: &Path,
+    target: &WriteTarget,
     args: &IngestArgs,
     options: &IngestOptions,
 ) -> anyhow::Result<IngestSummary> {
+    let data_dir = target.local.as_path();
     let lock = DataDirLock::acquire(data_dir, "ingest")?;
     let stats = Arc::new(Stats::default());
-    let pipeline = Pipeline::start(args.store.pipeline_config(data_dir), stats)
+    let pipeline = Pipeline::start(target.pipeline_config(&args.store), stats)
         .with_context(|| format!("cannot open the store {}", data_dir.display()))?;
     let summary = ingest_into(&Destination::Store(&pipeline), &args.paths, options);
     pipeline

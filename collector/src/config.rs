@@ -62,8 +62,12 @@ pub enum FsyncPolicy {
 /// Everything the write path (WAL, batcher, Parquet writer) needs.
 #[derive(Debug, Clone)]
 pub struct PipelineConfig {
-    /// Root of the store: `spans/` and `wal/` live below it.
+    /// Root of the store: `spans/` and `wal/` live below it. With [`PipelineConfig::remote`],
+    /// the local directory (`--wal-dir`) holding the WAL, the lock and the part files being
+    /// written, which are uploaded when finished.
     pub data_dir: PathBuf,
+    /// The store on object storage (`--data-dir s3://…`), or `None` for a local store.
+    pub remote: Option<crate::store::remote::RemoteSink>,
     pub fsync: FsyncPolicy,
     /// Period of the background fsync under [`FsyncPolicy::Interval`].
     pub fsync_interval: Duration,
@@ -93,6 +97,7 @@ impl PipelineConfig {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         PipelineConfig {
             data_dir: data_dir.into(),
+            remote: None,
             fsync: DEFAULT_FSYNC,
             fsync_interval: DEFAULT_FSYNC_INTERVAL,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,

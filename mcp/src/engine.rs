@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use analyze::model::stitch::StitchedGraph;
 use analyze::model::{Model, SpanRow, TraceId};
 use analyze::policy::Policy;
 use analyze::render::{Format, SarifArtifact, Style};
@@ -164,6 +165,7 @@ pub async fn report(data_dir: &Path, kind: &str, filter: &Filter) -> Result<Valu
         "conversations" => ReportKind::Conversations,
         "guardrails" => ReportKind::Guardrails,
         "skills" => ReportKind::Skills,
+        "propagation" => ReportKind::Propagation,
         other => {
             return Err(ToolError::BadArgument(format!(
                 "unknown report kind {other:?}; use one of {}",
@@ -172,7 +174,8 @@ pub async fn report(data_dir: &Path, kind: &str, filter: &Filter) -> Result<Valu
         }
     };
     let filter = filter_of(filter)?;
-    let scan = analyze::load::scan_store(data_dir, &filter, &analyze::load::Projection::base())
+    let projection = analyze::load::Projection::base().with(analyzer_kind.columns());
+    let scan = analyze::load::scan_store(data_dir, &filter, &projection)
         .await
         .map_err(store_error)?;
     let model = Model::from_parts(scan.parts);
@@ -213,7 +216,7 @@ pub fn explain(code: &str) -> Result<Value, ToolError> {
 /// again here with DataFusion's own options (no DDL, DML or statements).
 pub async fn query(data_dir: &Path, sql: &str, limits: QueryLimits) -> Result<Value, ToolError> {
     let started = Instant::now();
-    let mut snapshot = Snapshot::take(data_dir).map_err(store_error)?;
+    let mut snapshot = Snapshot::take(data_dir).await.map_err(store_error)?;
     snapshot.require_data().map_err(store_error)?;
     // Enforced inside the plan (see `crate::deadline`); the outer timeout covers planning and
     // the listing of files, which run outside it.
@@ -394,58 +397,22 @@ const MAX_TREE_DEPTH: usize = 64;
 /// `trace ID`: the stitched tree (as `tripline trace` builds it) as JSON nodes with children,
 /// the findings on its spans, and the text rendering.
 pub async fn trace(data_dir: &Path, req: &TraceRequest) -> Result<Value, ToolError> {
-    use analyze::load::{load_store, scan_store, Projection, ScanFilter};
+    use analyze::check::TraceError;
+    use analyze::error::LoadError;
     let id = req.trace_id.trim();
-    let trace = TraceId::parse_hex(id).ok_or_else(|| {
-        ToolError::BadArgument(format!(
-            "invalid trace id {id:?}: expected 32 hex digits (findings carry it as trace_id)"
-        ))
-    })?;
     let policy = load_policy(req.policy.as_deref())?;
-    let own = load_store(
-        data_dir,
-        &ScanFilter {
-            trace: Some(trace),
-            ..ScanFilter::default()
-        },
-        &Projection::base(),
-    )
-    .await
-    .map_err(|e| match e {
-        analyze::error::LoadError::NoSpans(analyze::store::NoSpans::FilterMatchedNothing {
-            total,
-            ..
-        }) => not_found(id, total),
-        other => store_error(other),
-    })?;
-    let (Some(lo), Some(hi)) = (
-        own.iter().map(|s| s.start_ns).min(),
-        own.iter().map(|s| s.end_ns.max(s.start_ns)).max(),
-    ) else {
-        return Err(not_found(id, 0));
-    };
-    // The trace's time window, widened by the stitching tolerance, so the orphaned server half
-    // of a call (another trace) can be joined under the host span that made the request.
-    let skew = analyze::model::stitch::SKEW_NS;
-    let window = ScanFilter {
-        since_ns: Some(lo.saturating_sub(skew)),
-        until_ns: Some(hi.saturating_add(skew)),
-        ..ScanFilter::default()
-    };
-    let scan = scan_store(
-        data_dir,
-        &window,
-        &analyze::check::projection_for(analyze::rules::RULES),
-    )
-    .await
-    .map_err(store_error)?;
-    let mut spans: Vec<SpanRow> = scan.parts.into_iter().flatten().flatten().collect();
-    spans.extend(own);
-    let model = Model::build(spans);
-    let report = analyze::rules::run(
-        analyze::rules::RULES,
-        &analyze::rules::RuleInput::new(&model, &policy),
-    );
+    let (trace, model, report, scanned) = analyze::check::check_trace(data_dir, id, &policy)
+        .await
+        .map_err(|e| match e {
+            TraceError::Load(LoadError::BadTraceId(_)) => ToolError::BadArgument(format!(
+                "invalid trace id {id:?}: expected 32 hex digits (findings carry it as trace_id)"
+            )),
+            TraceError::Load(LoadError::NoSpans(
+                analyze::store::NoSpans::FilterMatchedNothing { total, .. },
+            )) => not_found(id, total),
+            TraceError::NotFound(_) => not_found(id, 0),
+            TraceError::Load(other) => store_error(other),
+        })?;
     let text = analyze::render::render_trace(&model, &report, trace);
     let tree = Tree::build(&model, &report, trace, req.max_spans);
     Ok(json!({
@@ -457,7 +424,7 @@ pub async fn trace(data_dir: &Path, req: &TraceRequest) -> Result<Value, ToolErr
         "roots": tree.roots,
         "findings": to_value(&tree.findings)?,
         "text": cut_lines(&text, req.max_spans + 1),
-        "scanned": to_value(&scan.scanned)?,
+        "scanned": to_value(&scanned)?,
     }))
 }
 
@@ -494,28 +461,9 @@ impl<'a> Tree<'a> {
     /// Same traversal as `analyze::render::render_trace`: the traces joined to `trace`
     /// through stitched edges, their roots, children in start order, stitched children marked.
     fn build(model: &Model, report: &'a Report, trace: TraceId, max_spans: usize) -> Self {
-        let mut component: BTreeSet<TraceId> = BTreeSet::from([trace]);
-        loop {
-            let before = component.len();
-            for (i, p) in model.stitched_parent.iter().enumerate() {
-                if let Some(p) = p {
-                    let (a, b) = (model.spans[i].trace_id, model.spans[*p].trace_id);
-                    if component.contains(&a) || component.contains(&b) {
-                        component.insert(a);
-                        component.insert(b);
-                    }
-                }
-            }
-            if component.len() == before {
-                break;
-            }
-        }
-        let mut stitched_children: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (i, p) in model.stitched_parent.iter().enumerate() {
-            if let Some(p) = p {
-                stitched_children.entry(*p).or_default().push(i);
-            }
-        }
+        let graph = StitchedGraph::of(model);
+        let component = graph.component(trace);
+        let stitched_children = graph.children;
         let findings: Vec<&Finding> = report
             .findings
             .iter()

@@ -17,7 +17,13 @@ pub const TRACE_DEFAULT_SPANS: u64 = 2_000;
 pub const TRACE_MAX_SPANS: u64 = 20_000;
 
 /// The report kinds the `report` tool serves (as `tripline report KIND`).
-pub const REPORT_KINDS: &[&str] = &["tools", "conversations", "guardrails", "skills"];
+pub const REPORT_KINDS: &[&str] = &[
+    "tools",
+    "conversations",
+    "guardrails",
+    "skills",
+    "propagation",
+];
 
 fn filter_properties() -> Value {
     json!({
@@ -203,7 +209,7 @@ pub fn report_input() -> Value {
         "additionalProperties": false,
         "required": ["kind"],
         "properties": with_filters(json!({
-            "kind": {"enum": REPORT_KINDS, "description": "tools: per tool and MCP server, calls, errors, latency, structured results, approvals. conversations: per conversation, traces, agent runs, model and tool calls. guardrails: decisions by guardrail and skill. skills: per skill, invocations, tool and model calls, guardrail decisions."}
+            "kind": {"enum": REPORT_KINDS, "description": "tools: per tool and MCP server, calls, errors, latency, structured results, approvals. conversations: per conversation, traces, agent runs, model and tool calls. guardrails: decisions by guardrail and skill. skills: per skill, invocations, tool and model calls, guardrail decisions. propagation: per MCP client -> server service pair, requests, how many kept the host's trace and how (params._meta, HTTP header only, re-rooted by a gateway, none), the libraries on each side and the fix."}
         }))
     })
 }
@@ -239,6 +245,34 @@ pub fn report_output() -> Value {
         "required": ["skill", "conversations", "agents", "tool_calls", "tool_errors", "model_calls", "guardrail_decisions"],
         "properties": {"skill": text, "conversations": int, "agents": texts, "tool_calls": int,
             "tool_errors": int, "model_calls": int, "guardrail_decisions": int}
+    });
+    let count = |what: &str| json!({"type": "integer", "minimum": 0, "description": what});
+    defs["propagation_row"] = json!({
+        "type": "object",
+        "required": ["client", "server", "client_libraries", "server_libraries", "calls", "stitched", "how", "unstitched_tool_calls", "fix"],
+        "properties": {
+            "client": {"type": ["string", "null"], "description": "service.name of the calling side; null when no host span of these requests is in the store."},
+            "server": {"type": ["string", "null"], "description": "service.name of the MCP server; null when the server exported no span of these requests."},
+            "client_libraries": {"type": "array", "items": text, "description": "Instrumentation scopes (name and version) on the client side."},
+            "server_libraries": {"type": "array", "items": text, "description": "Instrumentation scopes (name and version) on the server side."},
+            "calls": count("MCP requests between the two."),
+            "stitched": count("Requests whose server span is in the host's trace."),
+            "how": {
+                "type": "object",
+                "required": ["params_meta", "http_header_only", "via_gateway", "rerooted_by_gateway", "none", "not_observable"],
+                "description": "How each request's context crossed; the counts add up to calls.",
+                "properties": {
+                    "params_meta": count("Stitched: W3C trace context in params._meta."),
+                    "http_header_only": count("Stitched: only the HTTP traceparent header carried it."),
+                    "via_gateway": count("Stitched through a span of a third service."),
+                    "rerooted_by_gateway": count("Not stitched: the server's parent is absent from the store, in another trace."),
+                    "none": count("Not stitched: the server span is a root."),
+                    "not_observable": count("Only one side of the request is in the store.")
+                }
+            },
+            "unstitched_tool_calls": count("tools/call requests whose server span is not in the host's trace (TL004's findings)."),
+            "fix": {"type": "string", "description": "What to change for the requests that did not cross."}
+        }
     });
     let rows: Vec<Value> = REPORT_KINDS
         .iter()

@@ -66,8 +66,8 @@ pub static TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "report",
-        title: "Summaries: tools, conversations, guardrails, skills",
-        description: "Returns one report over the store (as `tripline report KIND --format json`): `tools` (per tool and MCP server: calls, tool and protocol errors, latency percentiles, structured results, approvals), `conversations`, `guardrails` or `skills`, with notes on what could not be observed. Same filters as check.",
+        title: "Summaries: tools, conversations, guardrails, skills, propagation",
+        description: "Returns one report over the store (as `tripline report KIND --format json`): `tools` (per tool and MCP server: calls, tool and protocol errors, latency percentiles, structured results, approvals), `conversations`, `guardrails`, `skills` or `propagation` (per MCP client -> server service pair: requests, how many kept the host's trace and by which channel, the libraries on each side, the fix), with notes on what could not be observed. Same filters as check.",
         input: schema::report_input,
         output: schema::report_output,
     },

@@ -10,7 +10,7 @@ use crate::generate::{self, GenerateOptions, Target};
 use crate::host::ServerLauncher;
 use crate::manifest;
 use crate::scale::{self, Format, ScaleOptions, ScaleTarget};
-use crate::scenario;
+use crate::scenario::{self, Revision};
 use crate::serve::{self, ServeArgs};
 
 #[derive(Debug, Parser)]
@@ -48,6 +48,10 @@ pub struct RunArgs {
     /// Only these scenarios (repeatable).
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
+    /// MCP protocol revision to play the scenarios on: 2025-11-25 (`initialize`) or 2026-07-28
+    /// (stateless, `server/discover`); committed under samples/traces and samples/traces-2026-07-28.
+    #[arg(long, value_name = "VERSION", default_value = "2025-11-25")]
+    pub revision: String,
     /// List the scenarios and their expected findings, then exit.
     #[arg(long)]
     pub list: bool,
@@ -163,10 +167,17 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let program = std::env::current_exe()
         .context("cannot find the generator's own executable to start MCP servers")?;
+    let Some(revision) = Revision::parse(&a.revision) else {
+        anyhow::bail!(
+            "unknown --revision {}; expected 2025-11-25 or 2026-07-28",
+            a.revision
+        );
+    };
     let options = GenerateOptions {
         target,
         deterministic: a.deterministic,
         only: a.only,
+        revision,
         launcher: ServerLauncher {
             program,
             prefix: vec!["serve-mcp".to_string()],

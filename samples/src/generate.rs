@@ -14,7 +14,7 @@ use tracing::instrument::WithSubscriber;
 use crate::error::SamplesError;
 use crate::host::{ChildTelemetry, Host, ServerLauncher};
 use crate::ids::{seed_from, splitmix64};
-use crate::scenario::{self, Scenario};
+use crate::scenario::{self, Revision, Scenario};
 use crate::sink::{self, Sink};
 use crate::telemetry::{traces_url, Determinism, Telemetry, TelemetryConfig};
 
@@ -22,6 +22,8 @@ use crate::telemetry::{traces_url, Determinism, Telemetry, TelemetryConfig};
 pub const BASE_UNIX_SECS: u64 = 1_793_610_000;
 /// Logical time between scenarios.
 pub const SCENARIO_SPACING_SECS: u64 = 600;
+/// Logical time between the revisions' runs of the scenario table (one day).
+pub const REVISION_OFFSET_SECS: u64 = 86_400;
 
 /// Where spans go.
 #[derive(Debug, Clone)]
@@ -39,6 +41,8 @@ pub struct GenerateOptions {
     /// Scenario names to run; empty: all.
     pub only: Vec<String>,
     pub launcher: ServerLauncher,
+    /// The MCP protocol revision every scenario is played on.
+    pub revision: Revision,
 }
 
 /// What one scenario produced.
@@ -106,13 +110,17 @@ async fn run_one(
     index: usize,
     scenario: &Scenario,
 ) -> Result<(), SamplesError> {
-    let base_unix_nanos = (BASE_UNIX_SECS + SCENARIO_SPACING_SECS * index as u64) * 1_000_000_000;
+    let base_unix_nanos = (BASE_UNIX_SECS
+        + REVISION_OFFSET_SECS * options.revision as u64
+        + SCENARIO_SPACING_SECS * index as u64)
+        * 1_000_000_000;
+    let key = options.revision.key(scenario.name);
     let determinism = options.deterministic.then(|| Determinism {
-        seed: seed_from(&format!("{}/host", scenario.name)),
+        seed: seed_from(&format!("{key}/host")),
         base_unix_nanos,
     });
     let conversation_id = if options.deterministic {
-        format!("conv-{:016x}", seed_from(scenario.name))
+        format!("conv-{:016x}", seed_from(&key))
     } else {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -145,7 +153,8 @@ async fn run_one(
     let dispatch = telemetry.dispatch.clone();
     let (played, closed) = async {
         let played = async {
-            host.connect(&options.launcher, &child).await?;
+            host.connect(&options.launcher, &child, options.revision)
+                .await?;
             host.discover().await?;
             host.run().await
         }

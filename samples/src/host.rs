@@ -21,12 +21,15 @@ use std::time::Duration;
 
 use opentelemetry::trace::Status;
 use opentelemetry::{Array, StringValue, Value as OtelValue};
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequest,
     GetPromptRequestParams, ListToolsRequest, PaginatedRequestParams, ReadResourceRequest,
     ReadResourceRequestParams, RequestMetaObject, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RoleClient, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RoleClient, RunningService,
+};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::{json, Map, Value};
@@ -37,8 +40,8 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use crate::clock::{LogicalClock, META_KEY};
 use crate::error::SamplesError;
 use crate::propagation;
-use crate::scenario::{Scenario, ServerUse, Step, Transport};
-use crate::server::{request_id_text, PROTOCOL_VERSION};
+use crate::scenario::{Revision, Scenario, ServerUse, Step, Transport};
+use crate::server::request_id_text;
 
 /// Model name on chat spans (no real LLM is called).
 pub const MODEL: &str = "scripted-planner-1";
@@ -68,6 +71,8 @@ struct Connection {
     network: &'static str,
     /// Host and port of a Streamable HTTP server.
     address: Option<(String, u16)>,
+    /// The protocol version the connection runs on, as rmcp negotiated it (`mcp.protocol.version`).
+    protocol_version: String,
 }
 
 struct ToolEntry {
@@ -144,9 +149,10 @@ impl<'a> Host<'a> {
         &mut self,
         launcher: &ServerLauncher,
         child: &ChildTelemetry,
+        revision: Revision,
     ) -> Result<(), SamplesError> {
         for (i, use_) in self.scenario.servers.iter().enumerate() {
-            let conn = connect_one(launcher, child, self.scenario.name, i, use_).await?;
+            let conn = connect_one(launcher, child, self.scenario.name, i, use_, revision).await?;
             self.conns.push(conn);
         }
         Ok(())
@@ -193,7 +199,7 @@ impl<'a> Host<'a> {
         let span = self.span(parent, name, "client");
         let c = &self.conns[conn];
         span.set_attribute("mcp.method.name", method.to_string());
-        span.set_attribute("mcp.protocol.version", PROTOCOL_VERSION);
+        span.set_attribute("mcp.protocol.version", c.protocol_version.clone());
         span.set_attribute("network.transport", c.network);
         if let Some((host, port)) = &c.address {
             span.set_attribute("server.address", host.clone());
@@ -574,6 +580,7 @@ async fn connect_one(
     scenario: &str,
     index: usize,
     use_: &ServerUse,
+    revision: Revision,
 ) -> Result<Connection, SamplesError> {
     let name = use_.kind.name();
     let mut cmd = tokio::process::Command::new(&launcher.program);
@@ -591,8 +598,11 @@ async fn connect_one(
         Transport::Stdio => {
             let transport = TokioChildProcess::new(cmd)
                 .map_err(|e| SamplesError::Spawn(name.to_string(), e))?;
-            let client = ().serve(transport).await.map_err(|e| init_err(e.to_string()))?;
+            let client = start(transport, revision)
+                .await
+                .map_err(|e| init_err(e.to_string()))?;
             Ok(Connection {
+                protocol_version: negotiated(&client, revision),
                 client,
                 http_child: None,
                 server_name: use_.kind.service_name(),
@@ -635,8 +645,11 @@ async fn connect_one(
                 .rsplit_once(':')
                 .and_then(|(h, p)| p.parse::<u16>().ok().map(|p| (h.to_string(), p)));
             let transport = StreamableHttpClientTransport::from_uri(url);
-            let client = ().serve(transport).await.map_err(|e| init_err(e.to_string()))?;
+            let client = start(transport, revision)
+                .await
+                .map_err(|e| init_err(e.to_string()))?;
             Ok(Connection {
+                protocol_version: negotiated(&client, revision),
                 client,
                 http_child: Some(proc),
                 server_name: use_.kind.service_name(),
@@ -645,4 +658,38 @@ async fn connect_one(
             })
         }
     }
+}
+
+/// Starts the client lifecycle of `revision`: the `initialize` handshake (2025-11-25), or
+/// `server/discover` and per-request `_meta` with no session (2026-07-28).
+async fn start<T, E, A>(
+    transport: T,
+    revision: Revision,
+) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match revision {
+        Revision::Initialize => ().serve(transport).await,
+        Revision::Stateless => {
+            ().serve_with_lifecycle(
+                transport,
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+        }
+    }
+}
+
+/// The protocol version the server answered with (its `initialize` or `server/discover` result);
+/// the requested one when rmcp kept no answer (a `Discover` connection only succeeds on it).
+fn negotiated(client: &RunningService<RoleClient, ()>, revision: Revision) -> String {
+    client
+        .peer()
+        .peer_info()
+        .map(|info| info.protocol_version.to_string())
+        .unwrap_or_else(|| revision.version().to_string())
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::scenario;
+use crate::scenario::{self, Revision};
 
 /// Policy file the samples are checked with, from the repository root.
 pub const POLICY: &str = "samples/policy.toml";
@@ -13,11 +13,17 @@ pub const POLICY: &str = "samples/policy.toml";
 /// Its text, for tools that run outside the repository (`tripline demo`).
 pub const POLICY_TOML: &str = include_str!("../policy.toml");
 
-/// `{"policy": …, "samples": {"samples/traces/<name>.json": ["TL00x", …]}}`.
+/// `{"policy": …, "samples": {"samples/traces/<name>.json": ["TL00x", …], …}}`, with the
+/// 2026-07-28 files (`samples/traces-2026-07-28/<name>.json`) next to the 2025-11-25 ones.
 pub fn expected_json() -> Value {
+    // Every scenario on both protocol revisions: the findings do not depend on the revision.
     let samples: BTreeMap<String, Vec<&str>> = scenario::all()
         .iter()
-        .map(|s| (s.file(), s.expected.to_vec()))
+        .flat_map(|s| {
+            Revision::ALL
+                .into_iter()
+                .map(move |r| (s.file_at(r), s.expected.to_vec()))
+        })
         .collect();
     json!({"policy": POLICY, "samples": samples})
 }
@@ -85,9 +91,14 @@ mod tests {
     #[test]
     fn every_sample_file_is_committed() {
         for s in scenario::all() {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join(format!("traces/{}.json", s.name));
-            assert!(path.is_file(), "{} is missing", path.display());
+            for r in Revision::ALL {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+                    "{}/{}.json",
+                    r.dir(),
+                    s.name
+                ));
+                assert!(path.is_file(), "{} is missing", path.display());
+            }
         }
     }
 }

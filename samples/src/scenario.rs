@@ -57,6 +57,53 @@ impl Transport {
     }
 }
 
+/// The MCP protocol revision a scenario is played on: both are first-class (DESIGN.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Revision {
+    /// 2025-11-25: the `initialize` handshake (rmcp's legacy lifecycle), sessions over HTTP.
+    #[default]
+    Initialize,
+    /// 2026-07-28: stateless, `server/discover` instead of `initialize`, per-request `_meta`, no
+    /// session (rmcp's `ClientLifecycleMode::Discover`; rmcp 3.11 implements this revision).
+    Stateless,
+}
+
+impl Revision {
+    /// Both revisions, legacy first.
+    pub const ALL: [Revision; 2] = [Revision::Initialize, Revision::Stateless];
+
+    /// The `mcp.protocol.version` the client asks for.
+    pub fn version(self) -> &'static str {
+        match self {
+            Revision::Initialize => "2025-11-25",
+            Revision::Stateless => "2026-07-28",
+        }
+    }
+
+    /// The committed traces' directory under `samples/`.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Revision::Initialize => "traces",
+            Revision::Stateless => "traces-2026-07-28",
+        }
+    }
+
+    /// Parses a `--revision` value.
+    pub fn parse(s: &str) -> Option<Revision> {
+        Revision::ALL.into_iter().find(|r| r.version() == s)
+    }
+
+    /// What seeds a scenario's ids, clock and conversation id: the name on the legacy revision
+    /// (the committed files stay as they are), name@revision otherwise, so the two revisions'
+    /// files never share a trace or span id and can be ingested into one store.
+    pub fn key(self, scenario: &str) -> String {
+        match self {
+            Revision::Initialize => scenario.to_string(),
+            Revision::Stateless => format!("{scenario}@{}", self.version()),
+        }
+    }
+}
+
 /// One server process a scenario connects to.
 #[derive(Debug, Clone, Copy)]
 pub struct ServerUse {
@@ -152,7 +199,12 @@ pub struct Scenario {
 impl Scenario {
     /// Path of the committed trace file, from the repository root.
     pub fn file(&self) -> String {
-        format!("samples/traces/{}.json", self.name)
+        self.file_at(Revision::Initialize)
+    }
+
+    /// The committed trace file of this scenario played on `revision`.
+    pub fn file_at(&self, revision: Revision) -> String {
+        format!("samples/{}/{}.json", revision.dir(), self.name)
     }
 }
 

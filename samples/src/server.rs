@@ -28,9 +28,6 @@ use crate::catalog::{self, ServerKind, ServerVariant};
 use crate::clock::{LogicalClock, META_KEY};
 use crate::propagation;
 
-/// MCP protocol version recorded on spans.
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
-
 /// One seed server.
 #[derive(Clone)]
 pub struct SeedServer {
@@ -92,7 +89,10 @@ impl SeedServer {
         }
         span.set_attribute("mcp.method.name", method.to_string());
         span.set_attribute("jsonrpc.request.id", request_id_text(&context.id));
-        span.set_attribute("mcp.protocol.version", PROTOCOL_VERSION);
+        // The request's own version (2026-07-28 `_meta`), else the `initialize` handshake's.
+        if let Some(version) = context.protocol_version() {
+            span.set_attribute("mcp.protocol.version", version.to_string());
+        }
         span.set_attribute("network.transport", self.network_transport);
         // Start it now, so its logical start tick follows the observed client clock.
         let _ = span.context();

@@ -283,7 +283,7 @@ columns! {
     RESOURCE_DROPPED_ATTRIBUTES_COUNT: "resource_dropped_attributes_count" = span(Int64),
     RESOURCE_SCHEMA_URL: "resource_schema_url" = span(Utf8),
     SCOPE_NAME: "scope_name" = span(Utf8).dict().base(),
-    SCOPE_VERSION: "scope_version" = span(Utf8).dict(),
+    SCOPE_VERSION: "scope_version" = span(Utf8).dict().on_request(),
     SCOPE_ATTRIBUTES: "scope_attributes" = span(AttributeMap),
     SCOPE_DROPPED_ATTRIBUTES_COUNT: "scope_dropped_attributes_count" = span(Int64),
     SCOPE_SCHEMA_URL: "scope_schema_url" = span(Utf8),
@@ -305,8 +305,11 @@ columns! {
         semconv(Int64, "gen_ai.usage.output_tokens"),
     GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: "gen_ai_usage_cache_read_input_tokens" =
         semconv(Int64, "gen_ai.usage.cache_read.input_tokens"),
+    // Filled from the current name, `gen_ai.usage.cache_write.input_tokens` (renamed from
+    // `cache_creation` by semantic-conventions-genai #440, see `crate::genai_registry`); the old
+    // name is lifted by the deprecated dialect. The column keeps its name: a rename breaks stores.
     GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: "gen_ai_usage_cache_creation_input_tokens" =
-        semconv(Int64, "gen_ai.usage.cache_creation.input_tokens"),
+        semconv(Int64, "gen_ai.usage.cache_write.input_tokens"),
     GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: "gen_ai_usage_reasoning_output_tokens" =
         semconv(Int64, "gen_ai.usage.reasoning.output_tokens"),
     GEN_AI_CONVERSATION_ID: "gen_ai_conversation_id" =

@@ -13,6 +13,12 @@
 //! <data>/spans/date=YYYY-MM-DD/hour=H/.part-<id>.parquet.tmp     a part file being written
 //! ```
 //!
+//! A store on object storage (`s3://bucket/prefix`) has the same `spans/` tree below the
+//! prefix; its part files are uploaded whole, one PUT each, named by the uploading collector's
+//! WAL epoch and the WAL records they hold ([`uploaded_part_id`]), so many collectors share one
+//! prefix without a clash and a retried upload overwrites the same object. The WAL and `LOCK`
+//! stay on the collector's local disk (`--wal-dir`).
+//!
 //! The hour is *not* zero-padded (DuckDB types a partition column as text as soon as one value
 //! looks like `00`) and both come from the span's start time in UTC. A part file is written
 //! under a hidden temporary name so readers globbing `*.parquet` never see a half file.
@@ -41,6 +47,33 @@ pub const TMP_PART_PREFIX: &str = ".part-";
 pub const PARQUET_SUFFIX: &str = ".parquet";
 /// Suffix of any file being written that is renamed into place when whole.
 pub const TMP_SUFFIX: &str = ".tmp";
+
+/// Scheme of a data dir on S3-compatible object storage (`s3://bucket/prefix`).
+pub const S3_SCHEME: &str = "s3://";
+
+/// Id of an uploaded part file (`part-<id>.parquet` on object storage): the WAL epoch of the
+/// collector that wrote it (a ULID, unique per WAL, so per collector) and the first and last WAL
+/// sequence numbers whose rows of its partition it holds (20 digits, so names sort by sequence).
+/// Within one epoch and partition these ranges never overlap, so the name is unique across
+/// collectors, and the same records always get the same name (an upload retried after a crash
+/// overwrites the object instead of adding a copy).
+pub fn uploaded_part_id(epoch: &str, first_seq: u64, last_seq: u64) -> String {
+    format!("{epoch}-{first_seq:020}-{last_seq:020}")
+}
+
+/// The WAL range `(first, last)` of an uploaded part file of `epoch`, from its file name; `None`
+/// for a file of another epoch (another collector) or any other name.
+pub fn uploaded_part_range(name: &str, epoch: &str) -> Option<(u64, u64)> {
+    let id = name
+        .strip_prefix(PART_PREFIX)?
+        .strip_suffix(PARQUET_SUFFIX)?;
+    let range = id.strip_prefix(epoch)?.strip_prefix('-')?;
+    let (first, last) = range.split_once('-')?;
+    if first.len() != 20 || last.len() != 20 {
+        return None;
+    }
+    Some((first.parse().ok()?, last.parse().ok()?))
+}
 
 /// `<data_dir>/spans`.
 pub fn spans_dir(data_dir: &Path) -> PathBuf {
@@ -196,5 +229,24 @@ mod tests {
         assert_eq!(date_of_dir_name("date=2026-11-30"), Some("2026-11-30"));
         assert_eq!(hour_of_dir_name("hour=7"), Some("7"));
         assert_eq!(hour_of_dir_name("hours=7"), None);
+    }
+
+    #[test]
+    fn uploaded_part_names_carry_epoch_and_range() {
+        let epoch = "01JDX4ABCDEFGHJKMNPQRSTVWX";
+        let name = part_file_name(&uploaded_part_id(epoch, 7, 12));
+        assert_eq!(
+            name,
+            "part-01JDX4ABCDEFGHJKMNPQRSTVWX-00000000000000000007-00000000000000000012.parquet"
+        );
+        assert!(is_part_file(&name));
+        assert_eq!(uploaded_part_range(&name, epoch), Some((7, 12)));
+        // Another collector's file, a local ULID-named file, a hidden file: not ours.
+        assert_eq!(
+            uploaded_part_range(&name, "01JDX5OTHEREPOCH0000000000"),
+            None
+        );
+        assert_eq!(uploaded_part_range("part-01JDX4Q.parquet", epoch), None);
+        assert_eq!(uploaded_part_range(&tmp_part_file_name(epoch), epoch), None);
     }
 }

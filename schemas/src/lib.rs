@@ -15,6 +15,8 @@
 //!   facts), filling the liftable columns through [`lift`];
 //! - [`roundtrip`]: canonical rows back into OTLP;
 //! - [`dialects`] and [`registry`]: the instrumentation dialects and the attribute registry;
+//!   [`genai_registry`]: the pinned GenAI conventions registry TL007 resolves `gen_ai.*` names
+//!   against; [`mcp_methods`]: the MCP methods of both protocol revisions;
 //! - [`parquet_props`]: the Parquet writer settings and row-group bounds.
 
 pub mod columns;
@@ -24,9 +26,11 @@ pub mod derived;
 pub mod dialects;
 pub mod encode;
 pub mod error;
+pub mod genai_registry;
 pub mod kind_status;
 pub mod layout;
 pub mod lift;
+pub mod mcp_methods;
 pub mod parquet_props;
 pub mod registry;
 pub mod roundtrip;

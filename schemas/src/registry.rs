@@ -5,6 +5,10 @@
 //! The current attributes are not listed here: they are derived from the column table
 //! ([`crate::columns`]), which names the attribute each lifted or content column is filled from.
 //!
+//! GenAI names resolve against the GenAI conventions' own registry, pinned in
+//! [`crate::genai_registry`] (tests check the two agree), not core semconv's deprecation of the
+//! `gen_ai.*` names it handed over.
+//!
 //! The analyzer's TL007 (deprecated-attribute) reads [`deprecated_aliases`] and TL015
 //! (semconv-violation) reads [`attributes`]; the semconv dialect's mappings are checked against
 //! this table by a test, so the two cannot drift apart.
@@ -116,6 +120,46 @@ static DEPRECATED: &[DeprecatedAlias] = &[
         name: "gen_ai.usage.completion_tokens",
         replacement: "gen_ai.usage.output_tokens",
         column: Some(col::GEN_AI_USAGE_OUTPUT_TOKENS),
+        draft: false,
+    },
+    // Renamed in the GenAI conventions' own registry (semantic-conventions-genai #440; see
+    // `crate::genai_registry` for the pinned sources).
+    DeprecatedAlias {
+        name: "gen_ai.usage.cache_creation.input_tokens",
+        replacement: "gen_ai.usage.cache_write.input_tokens",
+        column: Some(col::GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS),
+        draft: false,
+    },
+    // Renamed by core semconv's GenAI registry before the move (core
+    // `model/gen-ai/deprecated/registry-deprecated.yaml`); no column holds them.
+    DeprecatedAlias {
+        name: "gen_ai.openai.request.seed",
+        replacement: "gen_ai.request.seed",
+        column: None,
+        draft: false,
+    },
+    DeprecatedAlias {
+        name: "gen_ai.openai.request.response_format",
+        replacement: "gen_ai.output.type",
+        column: None,
+        draft: false,
+    },
+    DeprecatedAlias {
+        name: "gen_ai.openai.request.service_tier",
+        replacement: "openai.request.service_tier",
+        column: None,
+        draft: false,
+    },
+    DeprecatedAlias {
+        name: "gen_ai.openai.response.service_tier",
+        replacement: "openai.response.service_tier",
+        column: None,
+        draft: false,
+    },
+    DeprecatedAlias {
+        name: "gen_ai.openai.response.system_fingerprint",
+        replacement: "openai.response.system_fingerprint",
+        column: None,
         draft: false,
     },
     DeprecatedAlias {
@@ -258,12 +302,40 @@ mod tests {
                 assert!(matches!(c.fill, Fill::Lifted(_)), "{name} is not liftable");
             }
             assert!(
-                attribute(alias.replacement).is_some(),
-                "{} is replaced by {}, which the registry lacks",
+                attribute(alias.replacement).is_some()
+                    || crate::genai_registry::is_current(alias.replacement),
+                "{} is replaced by {}, which neither registry lists",
                 alias.name,
                 alias.replacement
             );
         }
+    }
+
+    #[test]
+    fn gen_ai_names_resolve_against_the_genai_registry() {
+        use crate::genai_registry::{is_current, CURRENT};
+        // Core semconv 1.42+ marks the in-core gen_ai.* names deprecated because they moved: none
+        // of the GenAI registry's current names may be reported as deprecated.
+        for name in CURRENT {
+            assert_eq!(deprecated_alias(name), None, "{name} is current");
+        }
+        // Every gen_ai.* attribute a column is filled from is current in the GenAI registry.
+        for def in ATTRIBUTES.iter().filter(|d| d.name.starts_with("gen_ai.")) {
+            assert!(
+                is_current(def.name),
+                "{} is not in the GenAI registry",
+                def.name
+            );
+        }
+        // Every gen_ai.* deprecated name is unknown to it.
+        for alias in DEPRECATED.iter().filter(|d| d.name.starts_with("gen_ai.")) {
+            let plain = alias.name.trim_end_matches(".N.*");
+            assert!(!is_current(plain), "{} is current", alias.name);
+        }
+        assert_eq!(
+            deprecated_alias("gen_ai.usage.cache_creation.input_tokens").map(|d| d.replacement),
+            Some("gen_ai.usage.cache_write.input_tokens")
+        );
     }
 
     #[test]

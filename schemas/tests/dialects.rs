@@ -237,6 +237,11 @@ fn semconv_deprecated_fixture() {
     );
     assert_eq!(int(&b, "gen_ai_usage_input_tokens", 0), Some(10));
     assert_eq!(int(&b, "gen_ai_usage_output_tokens", 0), Some(5));
+    // renamed to gen_ai.usage.cache_write.input_tokens (semantic-conventions-genai #440)
+    assert_eq!(
+        int(&b, "gen_ai_usage_cache_creation_input_tokens", 0),
+        Some(7)
+    );
     assert_eq!(str(&b, "mcp_transport", 0).as_deref(), Some("stdio"));
     assert_eq!(str(&b, "gen_ai_tool_name", 0).as_deref(), Some("lookup"));
     assert_eq!(str(&b, "jsonrpc_request_id", 0).as_deref(), Some("12"));

@@ -32,10 +32,18 @@ def free_port() -> int:
 class Collector:
     """One `tripline collect` child process."""
 
-    def __init__(self, binary: str, data_dir: Path, extra_args: list[str] | None = None):
+    def __init__(
+        self,
+        binary: str,
+        data_dir: Path | str,
+        extra_args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ):
         self.binary = binary
-        self.data_dir = Path(data_dir)
+        # An `s3://bucket/prefix` URL stays a string (a Path would fold its `//`).
+        self.data_dir = data_dir if isinstance(data_dir, str) and "://" in data_dir else Path(data_dir)
         self.extra_args = list(extra_args or [])
+        self.env = env
         self.proc: subprocess.Popen[str] | None = None
         self.http_addr = ""
         self.grpc_addr = ""
@@ -58,7 +66,7 @@ class Collector:
             *self.extra_args,
         ]
         self.log.append(f"$ {' '.join(args)}")
-        env = dict(os.environ)
+        env = dict(self.env if self.env is not None else os.environ)
         env.setdefault("NO_COLOR", "1")
         self.proc = subprocess.Popen(
             args,

@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from collector_process import Collector  # noqa: E402
+from garage import Garage, garage_binary  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # CI lays a read-only copy of shared/ beside the clone; developers keep it beside their checkout.
@@ -95,3 +96,20 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def garage(tmp_path_factory) -> Iterator[Garage]:
+    """A single-node Garage S3 server on loopback for the whole run (tests/python/garage.py).
+
+    Skipped only on a developer machine without garage; under CI (CI=true) a missing garage is
+    a failure, so the object-storage tests can never pass by not running."""
+    binary = garage_binary()
+    if binary is None:
+        hint = "install it with .ci/run (cargo install garage, cached in ~/.cache/garage) or set GARAGE_BIN"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"garage not found under CI: {hint}")
+        pytest.skip(f"garage not found: {hint}")
+    server = Garage(binary, tmp_path_factory.mktemp("garage")).start()
+    yield server
+    server.stop()

@@ -43,7 +43,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_TRACES = REPO_ROOT / "samples" / "traces"
 RECORDINGS = REPO_ROOT.parent / "shared" / "recordings"
 TOOLS = {"check", "query", "trace", "report", "explain"}
-REPORT_KINDS = ["tools", "conversations", "guardrails", "skills"]
+REPORT_KINDS = ["tools", "conversations", "guardrails", "skills", "propagation"]
 LISTENING = re.compile(r"tripline mcp: listening (http://\S+/mcp)")
 
 
@@ -262,6 +262,16 @@ async def exercise(session: ClientSession | Client, binary: str, store: Path, po
         rep = await call_ok(session, schemas, "report", {"kind": kind})
         cli = cli_json(binary, "report", kind, "--data-dir", str(store), "--format", "json")
         assert rep["kind"] == kind and rep["rows"] == cli["rows"] and rep["notes"] == cli["notes"]
+    # propagation: per pair, the channels add up to the calls, and the tools/call requests it
+    # shows as not stitched are exactly TL004's findings.
+    prop = await call_ok(session, schemas, "report", {"kind": "propagation"})
+    assert prop["rows"], "the stores hold MCP requests"
+    for row in prop["rows"]:
+        assert sum(row["how"].values()) == row["calls"], row
+        assert row["stitched"] == row["how"]["params_meta"] + row["how"]["http_header_only"] + row["how"]["via_gateway"], row
+        assert row["fix"], row
+    tl004 = [f for f in expected["findings"] if f["rule"] == "TL004"]
+    assert sum(r["unstitched_tool_calls"] for r in prop["rows"]) == len(tl004), (prop["rows"], tl004)
 
     # explain: every rule that ran, and TL011 (run by diff).
     for cov in check["coverage"]:
@@ -468,6 +478,15 @@ def test_own_spans_pass_check_with_no_finding(tripline_bin, sample_store, start_
 
     report = cli_json(tripline_bin, "check", "--data-dir", str(collector.data_dir), "--format", "json")
     assert report["findings"] == [], json.dumps(report["findings"], indent=1)
+    # The host injected W3C context into params._meta of every tools/call and tripline's MCP layer
+    # extracted it: `report propagation` shows every one stitched through _meta, with both sides'
+    # libraries (the host's tracer, tripline's own scope).
+    prop = cli_json(tripline_bin, "report", "propagation", "--data-dir", str(collector.data_dir), "--format", "json")
+    pair = [r for r in prop["rows"] if r["client"] == "mcp-test-agent" and r["server"] == "tripline-mcp"]
+    assert len(pair) == 1, json.dumps(prop, indent=1)
+    assert pair[0]["calls"] == pair[0]["stitched"] == pair[0]["how"]["params_meta"] == len(served), pair
+    assert pair[0]["unstitched_tool_calls"] == 0 and pair[0]["fix"].startswith("none needed"), pair
+    assert pair[0]["client_libraries"] == ["tripline-tests/mcp-host"] and pair[0]["server_libraries"], pair
     assert report["scanned"]["spans"] == len(spans)
     examined = {c["rule"]: c["examined"] for c in report["coverage"]}
     assert examined["TL004"] == len(served) and examined["TL015"] > 0, examined

@@ -6,7 +6,8 @@
 //! window). DataFusion computes both as aggregates over `trace_id`, the start and end times and
 //! the conversation id (its hash aggregate spills to disk under the memory pool); the rows never
 //! become `SpanRow`s. The store's MCP tool catalog (`tools/list` results, a few spans) is read
-//! here too: it is the whole store's, whichever window a call falls in.
+//! here too: it is the whole store's, whichever window a call falls in; so are the guardrails'
+//! decisions by tool (which tools a guardrail guards, for TL016), an aggregate of a few rows.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,6 +26,7 @@ use schemas::schema::col as c;
 use super::{wal_spans_matching, Projection, RowReader, ScanFilter, TABLE};
 use crate::error::LoadError;
 use crate::model::span::{SpanRow, TraceId};
+use crate::rules::GuardrailFacts;
 use crate::store::{Scanned, Snapshot};
 
 /// Where one trace lies in the store.
@@ -63,6 +65,8 @@ pub struct StoreIndex {
     pub conversations: Vec<(TraceId, String)>,
     /// Spans carrying tool definitions, ordered as the model orders spans (the catalog's input).
     pub catalog_spans: Vec<SpanRow>,
+    /// Which tools guardrails decided on, store-wide (TL016).
+    pub guardrails: GuardrailFacts,
     pub scanned: Scanned,
 }
 
@@ -102,8 +106,8 @@ pub fn exhausted(e: &LoadError) -> Option<String> {
 }
 
 /// Takes a snapshot of the store with data in it.
-pub fn snapshot(data_dir: &Path) -> Result<Snapshot, LoadError> {
-    let snapshot = Snapshot::take(data_dir)?;
+pub async fn snapshot(data_dir: &Path) -> Result<Snapshot, LoadError> {
+    let snapshot = Snapshot::take(data_dir).await?;
     snapshot.require_data()?;
     Ok(snapshot)
 }
@@ -140,7 +144,7 @@ pub async fn index_store(
         }
         other => other,
     };
-    let (traces, partitions, conversations, catalog_spans) = done.map_err(named)?;
+    let (traces, partitions, conversations, catalog_spans, guardrails) = done.map_err(named)?;
     let spans: u64 = traces.iter().map(|t| t.spans).sum();
     if spans == 0 {
         return Err(LoadError::NoSpans(snapshot.diagnose(filter)));
@@ -153,6 +157,7 @@ pub async fn index_store(
         traces,
         conversations,
         catalog_spans,
+        guardrails,
         scanned: Scanned {
             files: snapshot.files_selected(filter),
             spans,
@@ -167,6 +172,7 @@ type Indexed = (
     Vec<PartitionRange>,
     Vec<(TraceId, String)>,
     Vec<SpanRow>,
+    GuardrailFacts,
 );
 
 async fn index_once(
@@ -277,6 +283,41 @@ async fn index_once(
             }
         }
     }
+    let decided = df
+        .clone()
+        .filter(
+            col(c::GUARDRAIL_NAME)
+                .is_not_null()
+                .or(col(c::GUARDRAIL_DECISION).is_not_null()),
+        )
+        .and_then(|d| {
+            d.aggregate(
+                vec![
+                    col(c::GUARDRAIL_NAME),
+                    col(c::GUARDRAIL_DECISION).is_not_null().alias("decided"),
+                    col(c::GEN_AI_TOOL_NAME),
+                ],
+                vec![],
+            )
+        })
+        .map_err(scan_err)?;
+    let mut guardrails = GuardrailFacts::default();
+    let mut stream = decided.execute_stream().await.map_err(scan_err)?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(scan_err)?;
+        let name = cast(batch.column(0), &DataType::Utf8).map_err(|e| scan_err(e.into()))?;
+        let name = name.as_string::<i32>();
+        let decided = batch.column(1).as_boolean();
+        let tool = cast(batch.column(2), &DataType::Utf8).map_err(|e| scan_err(e.into()))?;
+        let tool = tool.as_string::<i32>();
+        for i in 0..batch.num_rows() {
+            guardrails.add(
+                (!name.is_null(i)).then(|| name.value(i)),
+                decided.value(i),
+                (!tool.is_null(i)).then(|| tool.value(i)),
+            );
+        }
+    }
     let defs = df
         .filter(col(c::TOOL_DEFINITIONS).is_not_null())
         .and_then(|d| d.select_columns(&Projection::base().columns()))
@@ -294,7 +335,7 @@ async fn index_once(
         (a.start_ns, a.trace_id, a.span_id).cmp(&(b.start_ns, b.trace_id, b.span_id))
     });
     catalog_spans.dedup_by(|b, a| a.trace_id == b.trace_id && a.span_id == b.span_id);
-    Ok((traces, partitions, conversations, catalog_spans))
+    Ok((traces, partitions, conversations, catalog_spans, guardrails))
 }
 
 fn binary(batch: &RecordBatch, i: usize) -> Result<BinaryArray, LoadError> {

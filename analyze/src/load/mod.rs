@@ -230,7 +230,7 @@ pub async fn scan_store(
     filter: &ScanFilter,
     projection: &Projection,
 ) -> Result<StoreScan, LoadError> {
-    let mut snapshot = Snapshot::take(data_dir)?;
+    let mut snapshot = Snapshot::take(data_dir).await?;
     snapshot.require_data()?;
     let (ctx, parts) = match scan_once(&snapshot, data_dir, filter, projection).await {
         Ok(done) => done,

@@ -104,6 +104,9 @@ const STRING_READERS: &[(&str, StrSet)] = &[
     }),
     (col::SERVICE_NAME, |r, v, i| r.service_name = Some(i.get(v))),
     (col::SCOPE_NAME, |r, v, i| r.scope_name = Some(i.get(v))),
+    (col::SCOPE_VERSION, |r, v, i| {
+        r.scope_version = Some(i.get(v))
+    }),
     (col::GEN_AI_OPERATION_NAME, |r, v, i| {
         r.operation_name = Some(i.get(v))
     }),

@@ -5,6 +5,8 @@
 //! its `structuredContent` only in the host's opt-in content (or Traceloop's server transport span),
 //! its arguments only on the host. Rules ask the call, not a particular span.
 
+use schemas::mcp_methods;
+
 use super::roles::McpRole;
 use super::span::SpanRow;
 
@@ -38,8 +40,14 @@ pub struct Call {
     pub text_is_json_object: Option<bool>,
     /// `input_required` seen on the result.
     pub input_required: bool,
+    /// The MCP session (2025-11-25 and earlier); stateless revisions (2026-07-28) have none, and
+    /// nothing groups by it: calls are grouped by conversation, then agent run, then trace
+    /// ([`super::Model::call_scope`]).
     pub session_id: Option<String>,
     pub request_id: Option<String>,
+    /// The JSON-RPC error code the call failed with (`rpc.response.status_code`, or an integer
+    /// `error.type`), if a span recorded one: a protocol error, not a tool error (`isError`).
+    pub jsonrpc_error: Option<String>,
     pub start_ns: i64,
     pub end_ns: i64,
 }
@@ -54,6 +62,11 @@ impl Call {
             CallKind::Request(m) => m,
         }
     }
+    /// The method's place in the protocol revisions (new in 2026-07-28, deprecated by it, or in
+    /// both); None for a method the registry does not list.
+    pub fn method_status(&self) -> Option<mcp_methods::Status> {
+        mcp_methods::method(self.method()).map(|m| m.status)
+    }
 }
 
 /// Whether a span takes part in a call, and of which kind.
@@ -61,8 +74,11 @@ pub fn call_kind_of(s: &SpanRow) -> Option<CallKind> {
     if s.is_execute_tool() || s.method_is("tools/call") {
         return Some(CallKind::Tool);
     }
+    // Notifications are answered by nothing and carry no context: never calls. Both revisions'
+    // requests are (2025-11-25's `initialize`, `ping`; 2026-07-28's `server/discover`, the
+    // long-lived `subscriptions/listen`), classified by `schemas::mcp_methods`.
     match s.mcp_method.as_deref() {
-        Some(m) if !m.starts_with("notifications/") => Some(CallKind::Request(m.to_string())),
+        Some(m) if !mcp_methods::is_notification(m) => Some(CallKind::Request(m.to_string())),
         _ => None,
     }
 }
@@ -77,7 +93,7 @@ pub fn anchor_of(
     i: usize,
     kind: &CallKind,
 ) -> usize {
-    if spans[i].is_execute_tool() {
+    if spans[i].is_execute_tool() || spans[i].is_execute_tool_with_mcp() {
         return i;
     }
     let mut best = i;
@@ -89,7 +105,7 @@ pub fn anchor_of(
             break;
         }
         let ps = &spans[p];
-        if *kind == CallKind::Tool && ps.is_execute_tool() {
+        if *kind == CallKind::Tool && (ps.is_execute_tool() || ps.is_execute_tool_with_mcp()) {
             return p;
         }
         match call_kind_of(ps) {
@@ -138,15 +154,24 @@ pub fn absorb(call: &mut Call, s: &SpanRow) {
     if call.request_id.is_none() {
         call.request_id.clone_from(&s.jsonrpc_request_id);
     }
+    let protocol_error = s.protocol_error();
+    if call.jsonrpc_error.is_none() {
+        call.jsonrpc_error = protocol_error.map(str::to_string);
+    }
     // An MCP tools/call span with status ERROR and no other classification (no error.type, no
     // JSON-RPC error code) is how a library that records no result shows a tool error (mcpcat).
-    let failed = s.reports_tool_error().or_else(|| {
-        (s.method_is("tools/call")
-            && s.status() == super::span::StatusCode::Error
-            && s.error_type.is_none()
-            && s.rpc_response_status_code.is_none())
-        .then_some(true)
-    });
+    // A JSON-RPC error is the other side of the split: the request failed as a protocol error,
+    // so there is no result and no `isError: true` (an observed "not a tool error").
+    let failed = s
+        .reports_tool_error()
+        .or_else(|| {
+            (s.method_is("tools/call")
+                && s.status() == super::span::StatusCode::Error
+                && s.error_type.is_none()
+                && s.rpc_response_status_code.is_none())
+            .then_some(true)
+        })
+        .or_else(|| protocol_error.map(|_| false));
     call.is_error = merge_true_wins(call.is_error, failed);
     call.has_structured_content =
         merge_true_wins(call.has_structured_content, s.result_has_structured_content);

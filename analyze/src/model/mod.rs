@@ -116,6 +116,7 @@ impl Model {
                     input_required: false,
                     session_id: None,
                     request_id: None,
+                    jsonrpc_error: None,
                     start_ns: a.start_ns,
                     end_ns: a.end_ns,
                 });
@@ -245,6 +246,18 @@ impl Model {
             .find_map(|m| self.agent_run[m])
     }
 
+    /// The agent run a call belongs to as a key: its `invoke_agent` span, else its anchor's trace
+    /// (a trace with no agent span is judged as one run).
+    pub fn call_run(&self, call: &Call) -> Run {
+        self.call_agent_run(call)
+            .map_or(Run::Trace(self.spans[call.anchor].trace_id), Run::Agent)
+    }
+
+    /// The agent run of a single span (same rule as [`Model::call_run`]).
+    pub fn span_run(&self, i: usize) -> Run {
+        self.agent_run[i].map_or(Run::Trace(self.spans[i].trace_id), Run::Agent)
+    }
+
     /// Grouping key for "the same conversation": the conversation id, else the agent run, else
     /// the trace of the anchor.
     pub fn call_scope(&self, call: &Call) -> Scope {
@@ -333,6 +346,13 @@ fn gather_by_start(mut parts: Vec<Vec<Option<SpanRow>>>) -> Vec<SpanRow> {
         }
     }
     out
+}
+
+/// An "agent run" grouping key: the `invoke_agent` span, else the trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Run {
+    Agent(usize),
+    Trace(TraceId),
 }
 
 /// A "same conversation" grouping key.

@@ -5,7 +5,9 @@
 //! or `execute_tool` spans (or MCP CLIENT spans) is a host, a service that emits MCP SERVER spans is
 //! a server; when a service is neither or both, the span is client-side if an ancestor in its own
 //! process is a host span, server-side otherwise (an MCP span with no agent above it is a server
-//! handling a request).
+//! handling a request). An `execute_tool` span that carries the MCP attributes itself (the
+//! conventions' alternative to a separate MCP client span) and the model's tool call id is the
+//! host's, whatever its kind (INTERNAL, as GenAI tool spans are).
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,7 +26,11 @@ pub fn assign(spans: &[SpanRow], parent: &[Option<usize>]) -> Vec<Option<McpRole
     let mut server_services: HashSet<&str> = HashSet::new();
     for s in spans {
         let svc = s.service_name.as_deref().unwrap_or("");
-        if s.is_agent_run() || s.is_model_call() || s.is_execute_tool() {
+        if s.is_agent_run()
+            || s.is_model_call()
+            || s.is_execute_tool()
+            || s.is_execute_tool_with_mcp()
+        {
             host_services.insert(svc);
         }
         if s.is_mcp() {
@@ -49,6 +55,8 @@ pub fn assign(spans: &[SpanRow], parent: &[Option<usize>]) -> Vec<Option<McpRole
             Some(match s.kind() {
                 SpanKind::Client | SpanKind::Producer => McpRole::Client,
                 SpanKind::Server | SpanKind::Consumer => McpRole::Server,
+                // MCP attributes on the host's execute_tool span (no separate MCP span).
+                _ if s.is_execute_tool_with_mcp() => McpRole::Client,
                 _ => {
                     let svc = s.service_name.as_deref().unwrap_or("");
                     let host = host_services.contains(svc);
@@ -88,7 +96,11 @@ fn has_host_ancestor(
             break;
         }
         let ps = &spans[p];
-        if ps.is_agent_run() || ps.is_model_call() || ps.is_execute_tool() {
+        if ps.is_agent_run()
+            || ps.is_model_call()
+            || ps.is_execute_tool()
+            || ps.is_execute_tool_with_mcp()
+        {
             found = true;
             break;
         }

@@ -135,6 +135,8 @@ pub struct SpanRow {
     pub status_message: Option<Sym>,
     pub service_name: Option<Sym>,
     pub scope_name: Option<Sym>,
+    /// Instrumentation scope version: read on request (`report propagation`).
+    pub scope_version: Option<Sym>,
     // GenAI
     pub operation_name: Option<Sym>,
     pub provider_name: Option<Sym>,
@@ -233,12 +235,39 @@ impl SpanRow {
     pub fn is_execute_tool(&self) -> bool {
         self.op_is("execute_tool") && self.mcp_method.is_none()
     }
+    /// The host's `execute_tool` span with the MCP attributes placed on it instead of a separate
+    /// MCP client span: the MCP conventions say an MCP instrumentation that detects an outer
+    /// GenAI tool span SHOULD add its attributes there (semantic-conventions-genai
+    /// `docs/gen-ai/mcp.md`, "Client", at 0393513c908bf895e7b3ec480a2c1eb073c584af). It carries
+    /// the model's `gen_ai.tool.call.id`, which only the host knows; a server span never does.
+    pub fn is_execute_tool_with_mcp(&self) -> bool {
+        self.op_is("execute_tool") && self.mcp_method.is_some() && self.tool_call_id.is_some()
+    }
     /// Any MCP protocol span (a method is known).
     pub fn is_mcp(&self) -> bool {
         self.mcp_method.is_some()
     }
     pub fn method_is(&self, m: &str) -> bool {
         self.mcp_method.as_deref() == Some(m)
+    }
+    /// The JSON-RPC (protocol) error an MCP span reports, if any: `rpc.response.status_code`
+    /// (conditionally required "if response contains an error code"; `OK` / `0` are not errors),
+    /// else an integer `error.type` (the conventions set `error.type` to the JSON-RPC error code's
+    /// string; the `isError` case is `tool_error` instead). A protocol error is not a tool error:
+    /// there is no `CallToolResult`, so no `isError` (TL008/TL009 judge tool errors only).
+    pub fn protocol_error(&self) -> Option<&str> {
+        if !self.is_mcp() {
+            return None;
+        }
+        if let Some(code) = self.rpc_response_status_code.as_deref() {
+            let code = code.trim();
+            if !code.is_empty() && !code.eq_ignore_ascii_case("ok") && code != "0" {
+                return Some(code);
+            }
+        }
+        self.error_type
+            .as_deref()
+            .filter(|e| e.trim().parse::<i64>().is_ok())
     }
     /// True when the span reports a tool-level error (`isError` seen, or `error.type=tool_error`).
     pub fn reports_tool_error(&self) -> Option<bool> {

@@ -10,8 +10,10 @@
 //! MCP client spans on a long-lived session span instead of the agent's `execute_tool`
 //! ([`join_split_clients`]): approvals are judged per call, so the halves must be one call.
 
+use std::collections::{BTreeSet, HashMap};
+
 use super::roles::McpRole;
-use super::Model;
+use super::{Model, TraceId};
 
 /// Clock tolerance around the host span when matching a server span to it (ns).
 pub const SKEW_NS: i64 = 2_000_000_000;
@@ -178,7 +180,9 @@ fn join_split_clients(model: &mut Model) {
             model.calls[ci].is_tool()
                 && model.calls[ci].tool.is_some()
                 && has(model, ci, &|s| model.roles[s] == Some(McpRole::Client))
-                && !has(model, ci, &|s| model.spans[s].is_execute_tool())
+                && !has(model, ci, &|s| {
+                    model.spans[s].is_execute_tool() || model.spans[s].is_execute_tool_with_mcp()
+                })
                 && !under_agent(model, model.calls[ci].anchor)
         })
         .collect();
@@ -266,6 +270,45 @@ fn entry_of(model: &Model, a: usize) -> usize {
         cur = p;
     }
     cur
+}
+
+/// The stitched edges of a model seen as a graph over traces and spans: which traces are joined
+/// through a re-attached orphan, and the orphans under each host span. `trace`, the HTML
+/// waterfall and the MCP server's trace tool all draw from this one view.
+pub struct StitchedGraph {
+    links: HashMap<TraceId, BTreeSet<TraceId>>,
+    /// Host span index → the orphan server spans re-attached under it.
+    pub children: HashMap<usize, Vec<usize>>,
+}
+
+impl StitchedGraph {
+    pub fn of(model: &Model) -> Self {
+        let mut links: HashMap<TraceId, BTreeSet<TraceId>> = HashMap::new();
+        let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (i, p) in model.stitched_parent.iter().enumerate() {
+            if let Some(p) = *p {
+                let (a, b) = (model.spans[i].trace_id, model.spans[p].trace_id);
+                links.entry(a).or_default().insert(b);
+                links.entry(b).or_default().insert(a);
+                children.entry(p).or_default().push(i);
+            }
+        }
+        Self { links, children }
+    }
+
+    /// `trace` and every trace joined to it through stitched edges, transitively.
+    pub fn component(&self, trace: TraceId) -> BTreeSet<TraceId> {
+        let mut seen = BTreeSet::from([trace]);
+        let mut todo = vec![trace];
+        while let Some(t) = todo.pop() {
+            for &u in self.links.get(&t).into_iter().flatten() {
+                if seen.insert(u) {
+                    todo.push(u);
+                }
+            }
+        }
+        seen
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,9 @@ struct JsonReport<'a> {
     /// What the store scan read; absent for reports over in-memory batches.
     #[serde(skip_serializing_if = "Option::is_none")]
     scanned: Option<&'a Scanned>,
+    /// `check --since last`: what the increment checked (docs/incremental.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    incremental: Option<serde_json::Value>,
 }
 
 /// Pretty-printed JSON, newline-terminated.
@@ -22,10 +25,29 @@ pub fn render_json(report: &Report) -> String {
 
 /// [`render_json`] plus the `scanned` object of a store scan.
 pub fn render_json_with(report: &Report, scanned: Option<&Scanned>) -> String {
+    render_doc(report, scanned, None)
+}
+
+/// `check --since last --format json`: [`render_json_with`] plus the `incremental` object
+/// (`scanned` is absent when nothing new was checked).
+pub fn render_json_incremental(
+    report: &Report,
+    scanned: Option<&Scanned>,
+    incremental: &impl Serialize,
+) -> String {
+    render_doc(report, scanned, serde_json::to_value(incremental).ok())
+}
+
+fn render_doc(
+    report: &Report,
+    scanned: Option<&Scanned>,
+    incremental: Option<serde_json::Value>,
+) -> String {
     let doc = JsonReport {
         findings: &report.findings,
         coverage: &report.coverage,
         scanned,
+        incremental,
     };
     // Serialising plain structs of strings and numbers cannot fail.
     let mut s =

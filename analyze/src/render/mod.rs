@@ -12,6 +12,7 @@ mod check_table;
 mod diff;
 pub mod html;
 mod json;
+mod json_lines;
 mod markdown;
 mod query;
 mod reports;
@@ -22,7 +23,8 @@ mod verify;
 
 pub use check_table::render_table;
 pub use diff::render_diff;
-pub use json::{render_json, render_json_with};
+pub use json::{render_json, render_json_incremental, render_json_with};
+pub use json_lines::{render_batch_line, render_finding_line};
 pub use markdown::render_markdown;
 pub use query::{render_batches, RenderError};
 pub use reports::{render_report, ReportError};
@@ -48,7 +50,7 @@ pub enum Format {
     Json,
     /// SARIF 2.1.0 for code-scanning uploads (`check`).
     Sarif,
-    /// Markdown for CI job summaries (`check`).
+    /// Markdown for CI job summaries (`check`, `report`).
     Markdown,
     /// CSV (`query`).
     Csv,
@@ -76,6 +78,8 @@ pub const CHECK_FORMATS: &[Format] =
     &[Format::Table, Format::Json, Format::Sarif, Format::Markdown];
 /// Formats of `report`, `diff` and `verify`.
 pub const DATA_FORMATS: &[Format] = &[Format::Table, Format::Json];
+/// `report`: the table, its JSON, or the same table as Markdown (CI job summaries).
+pub const REPORT_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown];
 /// Formats of `query`.
 pub const QUERY_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Csv];
 

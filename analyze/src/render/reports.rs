@@ -1,4 +1,5 @@
-//! `tripline report KIND`: each report's table, or its JSON (rows and notes, plus `scanned`).
+//! `tripline report KIND`: each report's table (as a terminal table or as Markdown for CI job
+//! summaries), or its JSON (rows and notes, plus `scanned`).
 
 use comfy_table::{ColumnConstraint, Table, Width};
 use serde::Serialize;
@@ -7,6 +8,7 @@ use super::{Format, Style};
 use crate::model::Model;
 use crate::reports::conversations::{self, ConversationRow};
 use crate::reports::guardrails::{self, GuardrailRow};
+use crate::reports::propagation::{self, PropagationRow};
 use crate::reports::skills::{self, SkillRow};
 use crate::reports::tools::{self, ToolRow};
 use crate::reports::{Report, ReportKind};
@@ -34,7 +36,7 @@ pub fn render_report(
     scanned: Option<&Scanned>,
 ) -> Result<String, ReportError> {
     let out = Output {
-        json: format == Format::Json,
+        format,
         style,
         scanned,
     };
@@ -49,12 +51,15 @@ pub fn render_report(
             out.render(&guardrails::build(model), "guardrails", self::guardrails)
         }
         ReportKind::Skills => out.render(&skills::build(model), "skills", self::skills),
+        ReportKind::Propagation => {
+            out.render(&propagation::build(model), "propagation", self::propagation)
+        }
     }
 }
 
 /// How a report is written out.
 struct Output<'a> {
-    json: bool,
+    format: Format,
     style: &'a Style,
     scanned: Option<&'a Scanned>,
 }
@@ -69,21 +74,41 @@ struct JsonDoc<'a, R: Serialize> {
 }
 
 impl Output<'_> {
+    /// `table` builds the report's table and says what to print when it has no rows.
     fn render<R: Serialize>(
         &self,
         report: &Report<R>,
         kind: &'static str,
-        table: fn(&Report<R>, &Style) -> String,
+        table: fn(&Report<R>, &Style) -> (Table, &'static str),
     ) -> Result<String, ReportError> {
-        if !self.json {
-            return Ok(table(report, self.style));
+        match self.format {
+            Format::Json => serde_json::to_string_pretty(&JsonDoc {
+                report,
+                scanned: self.scanned,
+            })
+            .map(|s| s + "\n")
+            .map_err(|source| ReportError::Json { kind, source }),
+            Format::Markdown => {
+                // Markdown cells are never cut: the page wraps them.
+                let style = Style {
+                    wide: true,
+                    ..*self.style
+                };
+                let (t, empty) = table(report, &style);
+                Ok(markdown(
+                    kind,
+                    &t,
+                    report.rows.len(),
+                    empty,
+                    &report.notes,
+                    self.scanned,
+                ))
+            }
+            _ => {
+                let (t, empty) = table(report, self.style);
+                Ok(finish(t, report.rows.len(), empty, &report.notes))
+            }
         }
-        serde_json::to_string_pretty(&JsonDoc {
-            report,
-            scanned: self.scanned,
-        })
-        .map(|s| s + "\n")
-        .map_err(|source| ReportError::Json { kind, source })
     }
 }
 
@@ -100,13 +125,64 @@ fn finish(table: Table, rows: usize, empty: &str, notes: &[String]) -> String {
     out
 }
 
+/// A Markdown cell: pipes escaped, one line.
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The same table as GitHub-flavoured Markdown (a CI job summary), with the notes as a list and
+/// what the scan read.
+fn markdown(
+    kind: &str,
+    table: &Table,
+    rows: usize,
+    empty: &str,
+    notes: &[String],
+    scanned: Option<&Scanned>,
+) -> String {
+    let mut out = format!("## tripline report {kind}\n\n");
+    if rows == 0 {
+        out.push_str(&format!("{}.\n", capitalize(empty)));
+    } else {
+        let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+        let header: Vec<String> = table
+            .header()
+            .map(|h| h.cell_iter().map(|c| md_cell(&c.content())).collect())
+            .unwrap_or_default();
+        out.push_str(&line(header.clone()));
+        out.push_str(&line(header.iter().map(|_| "---".to_string()).collect()));
+        for row in table.row_iter() {
+            out.push_str(&line(
+                row.cell_iter().map(|c| md_cell(&c.content())).collect(),
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        out.push('\n');
+        for n in notes {
+            out.push_str(&format!("- note: {}\n", md_cell(n)));
+        }
+    }
+    if let Some(s) = scanned {
+        out.push_str(&format!("\n{}.\n", capitalize(&s.summary())));
+    }
+    out
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
 /// `12.5` -> "12.5", None -> "-".
 fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x}"))
 }
 
 /// `report tools` as a table.
-fn tools(r: &Report<ToolRow>, style: &Style) -> String {
+fn tools(r: &Report<ToolRow>, style: &Style) -> (Table, &'static str) {
     let mut t = style.table(&[
         "tool",
         "server",
@@ -148,11 +224,11 @@ fn tools(r: &Report<ToolRow>, style: &Style) -> String {
             format!("{} / {}", row.approvals_asked, row.approvals_granted),
         ]);
     }
-    finish(t, r.rows.len(), "no tool calls", &r.notes)
+    (t, "no tool calls")
 }
 
 /// `report conversations` as a table.
-fn conversations(r: &Report<ConversationRow>, style: &Style) -> String {
+fn conversations(r: &Report<ConversationRow>, style: &Style) -> (Table, &'static str) {
     let mut t = style.table(&[
         "conversation",
         "started",
@@ -177,11 +253,11 @@ fn conversations(r: &Report<ConversationRow>, style: &Style) -> String {
             row.tool_errors.to_string(),
         ]);
     }
-    finish(t, r.rows.len(), "no conversations", &r.notes)
+    (t, "no conversations")
 }
 
 /// `report guardrails` as a table.
-fn guardrails(r: &Report<GuardrailRow>, style: &Style) -> String {
+fn guardrails(r: &Report<GuardrailRow>, style: &Style) -> (Table, &'static str) {
     let mut t = style.table(&[
         "guardrail",
         "skill",
@@ -204,11 +280,11 @@ fn guardrails(r: &Report<GuardrailRow>, style: &Style) -> String {
             style.cell(&row.tools.join(", ")),
         ]);
     }
-    finish(t, r.rows.len(), "no guardrail decisions", &r.notes)
+    (t, "no guardrail decisions")
 }
 
 /// `report skills` as a table.
-fn skills(r: &Report<SkillRow>, style: &Style) -> String {
+fn skills(r: &Report<SkillRow>, style: &Style) -> (Table, &'static str) {
     let mut t = style.table(&[
         "skill",
         "conversations",
@@ -229,10 +305,58 @@ fn skills(r: &Report<SkillRow>, style: &Style) -> String {
             row.guardrail_decisions.to_string(),
         ]);
     }
-    finish(
-        t,
-        r.rows.len(),
-        "no skills (no span carries skill.name)",
-        &r.notes,
-    )
+    (t, "no skills (no span carries skill.name)")
+}
+
+/// `report propagation` as a table.
+fn propagation(r: &Report<PropagationRow>, style: &Style) -> (Table, &'static str) {
+    let mut t = style.table(&[
+        "client → server",
+        "libraries (client / server)",
+        "calls",
+        "stitched",
+        "how",
+        "tools/call not stitched",
+        "fix",
+    ]);
+    for row in &r.rows {
+        let h = &row.how;
+        let how: Vec<String> = [
+            ("_meta", h.params_meta),
+            ("HTTP header only", h.http_header_only),
+            ("via gateway", h.via_gateway),
+            ("re-rooted by gateway", h.rerooted_by_gateway),
+            ("none", h.none),
+            ("not observable", h.not_observable),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("{what} {n}"))
+        .collect();
+        let libs = |l: &[String]| {
+            if l.is_empty() {
+                "-".to_string()
+            } else {
+                l.join(", ")
+            }
+        };
+        t.add_row(vec![
+            format!(
+                "{} → {}",
+                row.client.as_deref().unwrap_or("-"),
+                row.server.as_deref().unwrap_or("-")
+            ),
+            style.cell(&format!(
+                "{} / {}",
+                libs(&row.client_libraries),
+                libs(&row.server_libraries)
+            )),
+            row.calls.to_string(),
+            row.stitched.to_string(),
+            how.join(", "),
+            row.unstitched_tool_calls.to_string(),
+            style.cell(&row.fix),
+        ]);
+    }
+    (t, "no MCP requests (no span with an MCP method)")
 }

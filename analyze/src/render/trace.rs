@@ -2,37 +2,18 @@
 //! finding marked on its span. The model and findings come from `check::check_trace` (the same
 //! load -> model -> rules path as `check`, over the trace's time window).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::fmt::Write;
 
+use crate::model::stitch::StitchedGraph;
 use crate::model::{Model, TraceId};
 use crate::rules::{Finding, Report};
 
 /// Renders the stitched tree containing `trace`.
 pub fn render_trace(model: &Model, report: &Report, trace: TraceId) -> String {
-    // Traces connected to `trace` through stitched edges.
-    let mut component: BTreeSet<TraceId> = BTreeSet::from([trace]);
-    loop {
-        let before = component.len();
-        for (i, p) in model.stitched_parent.iter().enumerate() {
-            if let Some(p) = p {
-                let (a, b) = (model.spans[i].trace_id, model.spans[*p].trace_id);
-                if component.contains(&a) || component.contains(&b) {
-                    component.insert(a);
-                    component.insert(b);
-                }
-            }
-        }
-        if component.len() == before {
-            break;
-        }
-    }
-    let mut stitched_children: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (i, p) in model.stitched_parent.iter().enumerate() {
-        if let Some(p) = p {
-            stitched_children.entry(*p).or_default().push(i);
-        }
-    }
+    let graph = StitchedGraph::of(model);
+    let component = graph.component(trace);
+    let stitched_children = &graph.children;
     let mut findings: HashMap<(TraceId, crate::model::SpanId), Vec<&Finding>> = HashMap::new();
     for f in &report.findings {
         findings.entry((f.trace_id, f.span_id)).or_default().push(f);

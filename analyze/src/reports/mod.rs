@@ -1,4 +1,4 @@
-//! `tripline report tools|conversations|guardrails|skills`: aggregate views over the trace model.
+//! `tripline report tools|conversations|guardrails|skills|propagation`: aggregate views over the trace model.
 //!
 //! Why separate from the rules: rules answer "what is wrong", reports answer "what happened" (how
 //! often each tool ran and failed, how long it took, who approved what). Both read the same
@@ -9,6 +9,7 @@
 
 pub mod conversations;
 pub mod guardrails;
+pub mod propagation;
 pub mod skills;
 pub mod tools;
 
@@ -27,6 +28,19 @@ pub enum ReportKind {
     Guardrails,
     /// Per skill: invocations, tool and model calls, errors, guardrail decisions.
     Skills,
+    /// Per MCP client → server service pair: requests, how many kept the host's trace and how
+    /// (params._meta, HTTP header only, re-rooted by a gateway, none), libraries, the fix.
+    Propagation,
+}
+
+impl ReportKind {
+    /// Columns the report reads beyond the base projection.
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            Self::Propagation => propagation::COLUMNS,
+            _ => &[],
+        }
+    }
 }
 
 /// A report: rows plus notes on what could not be observed.

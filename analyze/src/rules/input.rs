@@ -1,6 +1,6 @@
 //! What a rule sees: the trace model, the policy, the MCP tool catalog and tunable options.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::partial::{call_key, Partial};
 use super::Coverage;
@@ -103,11 +103,52 @@ impl Catalog {
     }
 }
 
+/// What the store's spans say about guardrails, store-wide (TL016 learns from it which tools a
+/// guardrail guards, whichever run or window the decision is in). A windowed check reads it in
+/// pass 1 (`crate::load::index`), a whole-model check from the model.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GuardrailFacts {
+    /// (`guardrail.name`, `gen_ai.tool.name`) pairs recorded on one span.
+    pub decided_on: BTreeSet<(String, String)>,
+    /// Whether any span records a guardrail decision (`guardrail.name` or `guardrail.decision`).
+    pub any_decision: bool,
+}
+
+impl GuardrailFacts {
+    /// The facts of `spans`.
+    pub fn from_spans(spans: &[SpanRow]) -> Self {
+        let mut out = Self::default();
+        for s in spans {
+            out.add(
+                s.guardrail_name.as_deref(),
+                s.guardrail_decision.is_some(),
+                s.tool_name.as_deref(),
+            );
+        }
+        out
+    }
+
+    /// Adds one span's `guardrail.name`, whether it has a `guardrail.decision`, and its tool.
+    pub fn add(&mut self, name: Option<&str>, decision: bool, tool: Option<&str>) {
+        if name.is_none() && !decision {
+            return;
+        }
+        self.any_decision = true;
+        if let (Some(name), Some(tool)) = (name, tool) {
+            if !self.decided_on.iter().any(|(n, t)| n == name && t == tool) {
+                self.decided_on.insert((name.to_string(), tool.to_string()));
+            }
+        }
+    }
+}
+
 /// Everything a rule may read.
 pub struct RuleInput<'a> {
     pub model: &'a Model,
     pub policy: &'a Policy,
     pub catalog: Catalog,
+    /// The store's guardrail facts.
+    pub guardrails: GuardrailFacts,
     pub options: RuleOptions,
     /// The traces this input judges when the model is one window of a larger store (the rest of
     /// the model is context: the overlap cross-trace joins need); `None`: the whole model.
@@ -120,23 +161,25 @@ impl<'a> RuleInput<'a> {
             model,
             policy,
             catalog: Catalog::from_model(model),
+            guardrails: GuardrailFacts::from_spans(&model.spans),
             options: RuleOptions::default().with_limits(&policy.limits),
             core: None,
         }
     }
 
     /// Input over one window of a store: `model` holds the window (core and overlap), `catalog`
-    /// is the whole store's, `core` the traces the window judges.
+    /// and `guardrails` are the whole store's, `core` the traces the window judges.
     pub fn window(
         model: &'a Model,
         policy: &'a Policy,
-        catalog: Catalog,
+        (catalog, guardrails): (Catalog, GuardrailFacts),
         core: &'a HashSet<TraceId>,
     ) -> Self {
         Self {
             model,
             policy,
             catalog,
+            guardrails,
             options: RuleOptions::default().with_limits(&policy.limits),
             core: Some(core),
         }

@@ -31,12 +31,14 @@ mod tl012_ambiguous_decision_scope;
 mod tl013_captured_sensitive_content;
 mod tl014_runaway_tool_loop;
 mod tl015_semconv_violation;
+mod tl016_guardrail_not_evaluated;
+mod tl017_executed_despite_deny;
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use finding::{Coverage, Finding, RuleOutcome};
-pub use input::{Catalog, RuleInput, RuleOptions};
+pub use input::{Catalog, GuardrailFacts, RuleInput, RuleOptions};
 pub use partial::Partial;
 pub use tl011_catalog_drift::CatalogDrift;
 pub(crate) use tl014_runaway_tool_loop::{default_max_calls_per_tool, default_max_model_turns};
@@ -151,6 +153,8 @@ pub static RULES: &[&dyn Rule] = &[
     &tl013_captured_sensitive_content::CapturedSensitiveContent,
     &tl014_runaway_tool_loop::RunawayToolLoop,
     &tl015_semconv_violation::SemconvViolation,
+    &tl016_guardrail_not_evaluated::GuardrailNotEvaluated,
+    &tl017_executed_despite_deny::ExecutedDespiteDeny,
 ];
 
 /// Rules that another command runs (see [`Rule::run_by`]), in code order.

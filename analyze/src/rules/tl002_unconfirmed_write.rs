@@ -4,6 +4,7 @@
 use super::input::{effective_or_count, report_unknown};
 use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::approvals::Approvals;
+use crate::model::Call;
 use crate::policy::{PolicyClass, PolicySource};
 
 pub struct UnconfirmedWrite;
@@ -50,29 +51,12 @@ impl Rule for UnconfirmedWrite {
     fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
         let mut out = Partial::default();
-        // Every call of the window consumes approvals in order (a call of the overlap may take
-        // an approval a core call would otherwise have); only the core's calls are judged.
-        let mut approvals = Approvals::collect(model);
-        for call in input.tool_calls() {
-            let owned = input.owns(call.anchor);
+        for (call, eff_source) in unapproved(input, Some(&mut out)) {
+            if !input.owns(call.anchor) {
+                continue;
+            }
             let tool = call.tool.as_deref().unwrap_or("?");
-            let eff = if owned {
-                out.add(CALLS, 1);
-                effective_or_count(input, &mut out, call, tool)
-            } else {
-                input.effective_policy(tool)
-            };
-            let Some(eff) = eff else {
-                continue;
-            };
-            if eff.class != PolicyClass::RequiresApproval || call.input_required {
-                // A round that asked for input did not execute yet; the answered round is checked.
-                continue;
-            }
-            if approvals.consume(model, call) || !owned {
-                continue;
-            }
-            let source = match eff.source {
+            let source = match eff_source {
                 PolicySource::Registry => "the policy file",
                 PolicySource::Annotations => "its MCP annotations (write, not destructive)",
                 PolicySource::Defaults => "MCP defaults",
@@ -102,4 +86,41 @@ impl Rule for UnconfirmedWrite {
         }
         RuleOutcome::new(partial.findings, cov)
     }
+}
+
+/// The calls TL002 reports, shared with TL016 (which leaves them to TL002 rather than report
+/// them twice): requires_approval, executed, and no approval consumed for them, in start order,
+/// with where the policy came from. Every call of the model consumes approvals in order (a call
+/// of a window's overlap may take an approval a core call would otherwise have), so the list
+/// holds calls the input does not own too; `tally` counts the owned calls examined and those
+/// whose policy is unknown.
+pub(crate) fn unapproved<'a>(
+    input: &'a RuleInput,
+    mut tally: Option<&mut Partial>,
+) -> Vec<(&'a Call, PolicySource)> {
+    let model = input.model;
+    let mut out = Vec::new();
+    let mut approvals = Approvals::collect(model);
+    for call in input.tool_calls() {
+        let tool = call.tool.as_deref().unwrap_or("?");
+        let eff = match tally.as_deref_mut() {
+            Some(partial) if input.owns(call.anchor) => {
+                partial.add(CALLS, 1);
+                effective_or_count(input, partial, call, tool)
+            }
+            _ => input.effective_policy(tool),
+        };
+        let Some(eff) = eff else {
+            continue;
+        };
+        if eff.class != PolicyClass::RequiresApproval || call.input_required {
+            // A round that asked for input did not execute yet; the answered round is checked.
+            continue;
+        }
+        if approvals.consume(model, call) {
+            continue;
+        }
+        out.push((call, eff.source));
+    }
+    out
 }

@@ -13,7 +13,11 @@ static DOCS: RuleDocs = RuleDocs {
            identical arguments (same tool_call_arguments_digest) in the same conversation (else \
            agent run, else trace), by the runtime or by the model after another turn. Where \
            arguments were not captured, only runs of three or more consecutive errors of the same \
-           tool count; the other calls are reported as not observable.",
+           tool count; the other calls are reported as not observable. A tool error is isError: \
+           true in the captured result or error.type=tool_error; a JSON-RPC error \
+           (rpc.response.status_code, or a numeric error.type) is a protocol error, may be \
+           transient, and retrying it is not reported. Calls are grouped by conversation id, \
+           then agent run, then trace, never by MCP session (2026-07-28 has none).",
     why: "isError is a business error (unknown id, validation failure): repeating the identical \
           call cannot fix it. It burns tokens, latency and rate limits, and usually means the \
           error text never reached the model or the runtime treats tool errors as transport \
@@ -29,6 +33,8 @@ static DOCS: RuleDocs = RuleDocs {
 const CALLS: &str = "calls";
 const NO_ARGS_UNJUDGED: &str = "no arguments, unjudged";
 const NO_RESULT: &str = "no result";
+/// Tool calls that failed with a JSON-RPC error, not isError.
+const PROTOCOL: &str = "protocol errors";
 
 impl Rule for ToolErrorRetried {
     fn code(&self) -> &'static str {
@@ -49,6 +55,15 @@ impl Rule for ToolErrorRetried {
         let calls: Vec<&Call> = input.tool_calls().collect();
         let mut out = Partial::default();
         out.add(CALLS, calls.iter().filter(|c| input.owns(c.anchor)).count());
+        out.add(
+            PROTOCOL,
+            calls
+                .iter()
+                .filter(|c| {
+                    input.owns(c.anchor) && c.jsonrpc_error.is_some() && c.is_error != Some(true)
+                })
+                .count(),
+        );
         let mut findings = Vec::new();
         // (scope, tool) -> calls in start order.
         let mut groups: BTreeMap<(Scope, String), Vec<&Call>> = BTreeMap::new();
@@ -162,6 +177,12 @@ impl Rule for ToolErrorRetried {
         if no_result > 0 {
             cov.note(format!(
                 "error status (isError) not captured on {no_result} of {calls} tool calls"
+            ));
+        }
+        let protocol = partial.count(PROTOCOL);
+        if protocol > 0 {
+            cov.note(format!(
+                "{protocol} tool calls failed with a JSON-RPC error (rpc.response.status_code), not isError: protocol errors, retrying them is not reported"
             ));
         }
         RuleOutcome::new(partial.findings, cov)

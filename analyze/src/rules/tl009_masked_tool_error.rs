@@ -14,7 +14,9 @@ static DOCS: RuleDocs = RuleDocs {
            while its status is OK or unset and it has no error.type, and no other span of the same \
            call (client, server, execute_tool) reports the error. One finding per call. \
            Candidates are tool calls; a call whose spans carry neither the result nor an error \
-           classification is not observable.",
+           classification is not observable. error.type=tool_error is the conventions' mark of an \
+           isError result (a tool error, shown); a JSON-RPC error (rpc.response.status_code) \
+           has no result, so no isError to mask.",
     why: "Error rates, SLOs and alerts count spans with status ERROR (or an error.type). A tool \
           that fails with isError: true on a span that says OK is counted as a success: the \
           failure is only visible to someone reading payloads.",

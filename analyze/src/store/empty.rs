@@ -20,6 +20,14 @@ pub(super) fn diagnose_empty(s: &Snapshot) -> NoSpans {
             s.wal_problems.len()
         )
     };
+    // On object storage there is no directory to look at and no WAL: the prefix holds no part.
+    if s.remote.is_some() {
+        return NoSpans::Empty {
+            data_dir: s.data_dir.clone(),
+            wal: " (spans a collector acknowledged but has not uploaded yet are in its --wal-dir)"
+                .to_string(),
+        };
+    }
     // A collector that has received nothing yet leaves `wal/` and no `spans/`: a store, empty.
     if !spans.is_dir() && !layout::wal_dir(&s.data_dir).is_dir() {
         return NoSpans::NoSpansDir {

@@ -6,10 +6,13 @@
 //!
 //! The snapshot registers table `spans` for DataFusion: the Hive-partitioned Parquet files with
 //! the explicit canonical schema (listing only the validated files, see [`allowlist`]), plus the
-//! WAL tail ([`wal_tail`]) with the same columns, as one table.
+//! WAL tail ([`wal_tail`]) with the same columns, as one table. A store on object storage
+//! (`--data-dir s3://bucket/prefix`) is listed and validated the same way through
+//! DataFusion's object store ([`object_listing`]); its WAL is on the collectors' disks.
 
 mod allowlist;
 mod empty;
+pub mod object_listing;
 pub mod wal_tail;
 
 pub use empty::NoSpans;
@@ -27,12 +30,15 @@ use datafusion::datasource::listing::{
 use datafusion::datasource::{MemTable, TableProvider};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::object_store::local::LocalFileSystem;
+use datafusion::object_store::ObjectStore;
 use datafusion::prelude::SessionContext;
 use schemas::layout;
 use serde::Serialize;
 
 use crate::error::LoadError;
 use crate::load::{ScanFilter, PARTITION_COLUMNS, TABLE};
+use collector::store::remote::RemoteLocation;
+use object_listing::RemoteSource;
 use wal_tail::WalTail;
 
 /// A file that could not be read, and why.
@@ -109,12 +115,29 @@ pub struct Snapshot {
     pub wal_batches: Vec<RecordBatch>,
     /// WAL segments or records that cannot be read.
     pub wal_problems: Vec<Unreadable>,
+    /// The store on object storage (then `files` hold object keys), or `None` for a local one.
+    pub remote: Option<RemoteSource>,
 }
 
 impl Snapshot {
     /// Reads the WAL tail, then lists and validates the part files (in that order, so a file
     /// committed in between is de-duplicated against the WAL and nothing falls between the two).
-    pub fn take(data_dir: &Path) -> Result<Snapshot, LoadError> {
+    /// A `s3://bucket/prefix` data dir is listed on object storage (no WAL there).
+    pub async fn take(data_dir: &Path) -> Result<Snapshot, LoadError> {
+        if let Some(location) = RemoteLocation::of(data_dir) {
+            let source =
+                RemoteSource::connect(location.map_err(|e| LoadError::Remote(Box::new(e)))?)?;
+            let (files, unreadable) = source.part_files().await?;
+            return Ok(Snapshot {
+                data_dir: data_dir.to_path_buf(),
+                spans_dir: None,
+                files,
+                unreadable,
+                wal_batches: Vec::new(),
+                wal_problems: Vec::new(),
+                remote: Some(source),
+            });
+        }
         if !data_dir.is_dir() {
             return Err(LoadError::MissingDataDir(data_dir.to_path_buf()));
         }
@@ -150,12 +173,18 @@ impl Snapshot {
             unreadable,
             wal_batches,
             wal_problems,
+            remote: None,
         })
     }
 
     /// Decodes every readable part file in full and moves those that fail to `unreadable`
     /// (after a scan failed on data behind a valid footer). Returns how many were moved.
+    /// On object storage nothing is moved (a file would have to be downloaded whole): the scan
+    /// error names the store and `tripline verify` is the tool.
     pub fn skip_undecodable(&mut self) -> usize {
+        if self.remote.is_some() {
+            return 0;
+        }
         let (good, bad): (Vec<_>, Vec<_>) = std::mem::take(&mut self.files)
             .into_iter()
             .map(|f| {
@@ -240,9 +269,11 @@ impl Snapshot {
 
     /// Registers table [`TABLE`]: the validated part files plus the WAL tail.
     pub async fn register(&self, ctx: &SessionContext) -> Result<(), LoadError> {
-        let parquet = match &self.spans_dir {
-            Some(dir) if !self.files.is_empty() => Some(self.listing_table(ctx, dir)?),
-            _ => None,
+        let parquet = match (&self.remote, &self.spans_dir) {
+            (_, _) if self.files.is_empty() => None,
+            (Some(remote), _) => Some(self.remote_listing_table(ctx, remote)?),
+            (None, Some(dir)) => Some(self.listing_table(ctx, dir)?),
+            (None, None) => None,
         };
         let scan_err = |cause| LoadError::Scan {
             path: self.data_dir.display().to_string(),
@@ -298,20 +329,54 @@ impl Snapshot {
             .map_err(|e| scan_err(datafusion::error::DataFusionError::External(Box::new(e))))?;
         let store = allowlist::AllowListed::new(Arc::new(LocalFileSystem::new()), scope, allowed);
         ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
-        let url = ListingTableUrl::parse(&path).map_err(scan_err)?;
-        let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
-            .with_file_extension(layout::PARQUET_SUFFIX)
-            .with_table_partition_cols(
-                PARTITION_COLUMNS
-                    .iter()
-                    .map(|p| (p.to_string(), crate::load::partition_type(p)))
-                    .collect(),
-            );
-        let config = ListingTableConfig::new(url)
-            .with_listing_options(options)
-            .with_schema(schemas::span_schema());
-        Ok(Arc::new(ListingTable::try_new(config).map_err(scan_err)?))
+        listing_table_at(&path)
     }
+
+    /// The listing table over `s3://bucket/prefix/spans/`, through the bucket's object store
+    /// registered for `s3://bucket` (listing only the validated objects, see `allowlist`).
+    fn remote_listing_table(
+        &self,
+        ctx: &SessionContext,
+        remote: &RemoteSource,
+    ) -> Result<Arc<dyn TableProvider>, LoadError> {
+        let spans = remote.location.spans_path();
+        let path = format!("{}/", remote.location.object_url(&spans));
+        let scan_err = |cause| LoadError::Scan {
+            path: path.clone(),
+            cause,
+        };
+        let allowed: HashSet<_> = self
+            .files
+            .iter()
+            .filter_map(|f| datafusion::object_store::path::Path::parse(f.path.to_str()?).ok())
+            .collect();
+        let store = allowlist::AllowListed::new(Arc::clone(&remote.store), spans, allowed);
+        let url = ObjectStoreUrl::parse(remote.location.bucket_url()).map_err(scan_err)?;
+        ctx.register_object_store(url.as_ref(), Arc::new(store) as Arc<dyn ObjectStore>);
+        listing_table_at(&path)
+    }
+}
+
+/// The Hive-partitioned listing table at the URL `path` (ending in `/`), with the explicit
+/// canonical schema.
+fn listing_table_at(path: &str) -> Result<Arc<dyn TableProvider>, LoadError> {
+    let scan_err = |cause| LoadError::Scan {
+        path: path.to_string(),
+        cause,
+    };
+    let url = ListingTableUrl::parse(path).map_err(scan_err)?;
+    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
+        .with_file_extension(layout::PARQUET_SUFFIX)
+        .with_table_partition_cols(
+            PARTITION_COLUMNS
+                .iter()
+                .map(|p| (p.to_string(), crate::load::partition_type(p)))
+                .collect(),
+        );
+    let config = ListingTableConfig::new(url)
+        .with_listing_options(options)
+        .with_schema(schemas::span_schema());
+    Ok(Arc::new(ListingTable::try_new(config).map_err(scan_err)?))
 }
 
 /// The canonical schema plus the partition columns, as the listing table declares them.

@@ -327,7 +327,7 @@ impl Batcher {
         };
         Stats::add(&self.stats.storage_retries, 1);
         let to = self.next_expected.unwrap_or(from);
-        let mut committed = CommittedRecords::new(&self.config.data_dir, &self.epoch);
+        let mut committed = CommittedRecords::for_store(&self.config, &self.epoch);
         let mut result: Result<(), StoreError> = Ok(());
         let mut records = 0u64;
         let read = wal.read_records(from, to, |seq, payload| {
@@ -381,7 +381,7 @@ impl Batcher {
         let rows = file.rows;
         let first = file.first_seq;
         let started = Instant::now();
-        match file.commit(&self.epoch) {
+        match file.commit(&self.epoch, self.config.remote.as_ref()) {
             Ok(path) => {
                 Stats::add(&self.stats.files_committed, 1);
                 Stats::add(&self.stats.rows_committed, rows);

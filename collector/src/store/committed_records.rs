@@ -7,6 +7,9 @@
 //! drops a record's rows of a partition when a committed file of that partition covers it.
 //! A partition may have several files of one epoch (rolled by size, age or the open-file cap):
 //! their ranges are disjoint, because a record's rows of one partition are written in one piece.
+//!
+//! On object storage the range is in the object's name ([`schemas::layout::uploaded_part_id`]),
+//! so a listing of the partition is enough: no footer is downloaded.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -19,7 +22,9 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
+use crate::config::PipelineConfig;
 use crate::store::batcher::row_partitions;
+use crate::store::remote::RemoteSink;
 
 use crate::store::part_file::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
 use schemas::layout::{is_part_file, Partition, SPANS_DIR};
@@ -27,6 +32,8 @@ use schemas::layout::{is_part_file, Partition, SPANS_DIR};
 /// Sequence ranges per partition, loaded lazily (only partitions replay touches are read).
 pub struct CommittedRecords {
     data_dir: PathBuf,
+    /// The store on object storage, when it is there (then `data_dir` is not consulted).
+    remote: Option<RemoteSink>,
     epoch: String,
     ranges: HashMap<Partition, Vec<(u64, u64, PathBuf)>>,
 }
@@ -35,9 +42,18 @@ impl CommittedRecords {
     pub fn new(data_dir: &Path, epoch: &str) -> CommittedRecords {
         CommittedRecords {
             data_dir: data_dir.to_path_buf(),
+            remote: None,
             epoch: epoch.to_string(),
             ranges: HashMap::new(),
         }
+    }
+
+    /// The committed records of the store `config` writes: its local part files, or its
+    /// uploaded objects when the store is on object storage.
+    pub fn for_store(config: &PipelineConfig, epoch: &str) -> CommittedRecords {
+        let mut c = CommittedRecords::new(&config.data_dir, epoch);
+        c.remote = config.remote.clone();
+        c
     }
 
     /// Whether the rows of WAL record `seq` in `partition` are already committed.
@@ -49,10 +65,14 @@ impl CommittedRecords {
     pub fn covering_file(&mut self, partition: Partition, seq: u64) -> Option<&Path> {
         let data_dir = &self.data_dir;
         let epoch = &self.epoch;
+        let remote = self.remote.as_ref();
         let ranges = self
             .ranges
             .entry(partition)
-            .or_insert_with(|| load_ranges(&partition.dir(data_dir), epoch));
+            .or_insert_with(|| match remote {
+                Some(sink) => load_uploaded_ranges(sink, partition, epoch),
+                None => load_ranges(&partition.dir(data_dir), epoch),
+            });
         ranges
             .iter()
             .find(|(a, b, _)| *a <= seq && seq <= *b)
@@ -176,6 +196,28 @@ fn load_ranges(dir: &Path, epoch: &str) -> Vec<(u64, u64, PathBuf)> {
         }
     }
     out
+}
+
+/// The WAL ranges of our epoch's objects in `partition`, from their names. A listing that fails
+/// (after the client's retries) de-duplicates nothing: the rows are uploaded again rather than
+/// lost, and the error is logged.
+fn load_uploaded_ranges(
+    sink: &RemoteSink,
+    partition: Partition,
+    epoch: &str,
+) -> Vec<(u64, u64, PathBuf)> {
+    match sink.part_names(partition) {
+        Ok(names) => names
+            .into_iter()
+            .filter_map(|n| {
+                schemas::layout::uploaded_part_range(&n, epoch).map(|(a, b)| (a, b, n.into()))
+            })
+            .collect(),
+        Err(e) => {
+            tracing::error!(error = %e, "replay: cannot list the uploaded part files; rows of this partition may be uploaded twice");
+            Vec::new()
+        }
+    }
 }
 
 fn read_range(path: &Path, epoch: &str) -> Result<Option<(u64, u64)>, String> {

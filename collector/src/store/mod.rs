@@ -8,7 +8,8 @@
 //! by the steps in [`durable_files`]. Each part file records which WAL records it holds, so
 //! replay after a crash skips rows already committed ([`committed_records`]). [`lock`] keeps one
 //! writer per directory; [`verify`] checks a store without changing it. Paths and file names are
-//! the store layout, [`schemas::layout`].
+//! the store layout, [`schemas::layout`]. With `--data-dir s3://…` finished part files
+//! are uploaded to object storage ([`remote`]) and the WAL stays on a local disk.
 
 pub mod batcher;
 pub mod committed_records;
@@ -17,5 +18,6 @@ pub mod lock;
 pub mod part_file;
 pub mod pipeline;
 pub mod queue_reservation;
+pub mod remote;
 pub mod verify;
 pub mod wal;

@@ -2,6 +2,9 @@
 //! flushed when they reach the row *or* byte bound), written under a hidden temporary name and
 //! committed by fsync + rename + directory fsync, so a reader never sees a half file.
 //!
+//! With a store on object storage the finished file is uploaded instead of renamed
+//! ([`crate::store::remote`]): one PUT, then the local file is removed.
+//!
 //! Each file records in its key/value metadata which WAL records it holds for its partition
 //! (epoch plus first and last sequence number): on restart, a WAL record whose rows for this
 //! partition are already in a committed file is not written a second time.
@@ -15,7 +18,8 @@ use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::KeyValue;
 
 use crate::store::durable_files::{fsync_dir, new_part_paths};
-use schemas::layout::Partition;
+use crate::store::remote::{RemoteError, RemoteSink};
+use schemas::layout::{self, Partition};
 
 /// Metadata key: the WAL epoch of the records in this file.
 pub const META_WAL_EPOCH: &str = "tripline.wal.epoch";
@@ -39,6 +43,8 @@ pub enum StoreError {
     },
     #[error("cannot split a batch by partition: {0}; this is a bug in tripline, please report it")]
     Arrow(#[from] arrow::error::ArrowError),
+    #[error("cannot upload a part file: {0}; the rows stay in the WAL and the upload is retried")]
+    Upload(#[from] RemoteError),
     /// Rewriting failed rows from the WAL failed again (the message says why).
     #[error("{0}")]
     Retry(String),
@@ -166,7 +172,15 @@ impl PartFile {
     /// Write the footer, fsync, rename into place, fsync the directory. Returns the final path.
     /// On failure nothing is left behind: the temporary file (or, when only the directory fsync
     /// failed, the renamed file, whose rows are still in the WAL) is removed.
-    pub fn commit(mut self, epoch: &str) -> Result<PathBuf, StoreError> {
+    ///
+    /// With `remote`, the finished file is uploaded instead (one PUT, named by `epoch` and the
+    /// WAL range, see [`layout::uploaded_part_id`]) and the local file removed either way; the
+    /// returned path is the object's URL.
+    pub fn commit(
+        mut self,
+        epoch: &str,
+        remote: Option<&RemoteSink>,
+    ) -> Result<PathBuf, StoreError> {
         for (k, v) in [
             (META_WAL_EPOCH, epoch.to_string()),
             (META_WAL_FIRST_SEQ, self.first_seq.to_string()),
@@ -177,6 +191,25 @@ impl PartFile {
         }
         let tmp_path = self.tmp_path;
         let final_path = self.final_path;
+        if let Some(sink) = remote {
+            let partition = self.partition;
+            let name = layout::part_file_name(&layout::uploaded_part_id(
+                epoch,
+                self.first_seq,
+                self.last_seq,
+            ));
+            // No local fsync: the rows are in the WAL until the upload has succeeded.
+            let uploaded = self
+                .writer
+                .into_inner()
+                .map_err(|e| StoreError::parquet(&tmp_path, e))
+                .and_then(|file| {
+                    drop(file);
+                    upload(sink, &tmp_path, partition, &name).map_err(StoreError::from)
+                });
+            remove_quietly(&tmp_path);
+            return uploaded.map(PathBuf::from);
+        }
         let written = self
             .writer
             .into_inner()
@@ -214,6 +247,20 @@ fn remove_quietly(path: &Path) {
             tracing::warn!(file = %path.display(), error = %e, "cannot remove an abandoned parquet file; it is removed on the next start");
         }
     }
+}
+
+fn upload(
+    sink: &RemoteSink,
+    local: &Path,
+    partition: Partition,
+    name: &str,
+) -> Result<String, RemoteError> {
+    #[cfg(feature = "failpoints")]
+    fail::fail_point!("remote::upload", |_| Err(RemoteError::Read {
+        path: local.display().to_string(),
+        source: crate::store::wal::injected("remote::upload")
+    }));
+    sink.upload(local, partition, name)
 }
 
 fn sync_file(file: &File) -> std::io::Result<()> {

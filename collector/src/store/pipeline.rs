@@ -129,7 +129,7 @@ impl Pipeline {
             .map_err(PipelineError::Thread)?;
 
         let queue = WriterQueue::new(config.max_queue_batches, config.max_queue_bytes);
-        let mut committed = CommittedRecords::new(&data_dir, &checkpoint.epoch);
+        let mut committed = CommittedRecords::for_store(&config, &checkpoint.epoch);
         let mut replayed = 0u64;
         let mut skipped_rows = 0usize;
         let replay_tx = tx.clone();

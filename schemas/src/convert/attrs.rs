@@ -107,10 +107,10 @@ impl AttrMapBuilder {
             Some(Value::BytesValue(b)) => (value_type::BYTES, None, None, None, None, Some(b)),
             Some(arr @ (Value::ArrayValue(_) | Value::KvlistValue(_))) => {
                 self.scratch.clear();
-                let any = AnyValue {
-                    value: Some(arr.clone()),
-                };
-                encode_any_value_json(&any, &mut self.scratch);
+                // Encoded from the borrowed value: cloning it first copied the whole tree.
+                if let Some(any) = v {
+                    encode_any_value_json(any, &mut self.scratch);
+                }
                 let ty = if matches!(arr, Value::ArrayValue(_)) {
                     value_type::ARRAY
                 } else {
@@ -163,7 +163,13 @@ impl AttrMapBuilder {
 
     /// Appends a whole row from an OTLP attribute list (deduplicated).
     pub fn row_from(&mut self, attrs: &[KeyValue]) {
-        for (k, v) in dedup_attributes(attrs) {
+        self.row_from_unique(&dedup_attributes(attrs));
+    }
+
+    /// Appends a whole row from attributes whose keys are already unique
+    /// ([`dedup_attributes`]).
+    pub fn row_from_unique(&mut self, attrs: &[(&str, Option<&AnyValue>)]) {
+        for &(k, v) in attrs {
             self.entry(k, v);
         }
         self.end_row();

@@ -9,7 +9,7 @@ use arrow::array::{
     TimestampMicrosecondBuilder,
 };
 use arrow::record_batch::RecordBatch;
-use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::common::v1::AnyValue;
 use opentelemetry_proto::tonic::trace::v1::Span;
 
 use super::attrs::{AttrMapBuilder, REDACTED};
@@ -27,12 +27,14 @@ pub struct Origin<'a> {
     pub service_name: Option<&'a str>,
     pub service_version: Option<&'a str>,
     pub service_instance_id: Option<&'a str>,
-    pub resource_attributes: &'a [KeyValue],
+    /// Unique keys ([`super::dedup_attributes`], computed once per resource, not per row).
+    pub resource_attributes: &'a [(&'a str, Option<&'a AnyValue>)],
     pub resource_dropped: u32,
     pub resource_schema_url: &'a str,
     pub scope_name: &'a str,
     pub scope_version: &'a str,
-    pub scope_attributes: &'a [KeyValue],
+    /// Unique keys, computed once per scope.
+    pub scope_attributes: &'a [(&'a str, Option<&'a AnyValue>)],
     pub scope_dropped: u32,
     pub scope_schema_url: &'a str,
 }
@@ -219,7 +221,7 @@ impl SpanBatchBuilder {
         self.service_instance_id
             .append_option(origin.service_instance_id);
         self.resource_attributes
-            .row_from(origin.resource_attributes);
+            .row_from_unique(origin.resource_attributes);
         self.resource_dropped
             .append_value(i64::from(origin.resource_dropped));
         self.resource_schema_url
@@ -227,7 +229,8 @@ impl SpanBatchBuilder {
         self.scope_name.append_option(non_empty(origin.scope_name));
         self.scope_version
             .append_option(non_empty(origin.scope_version));
-        self.scope_attributes.row_from(origin.scope_attributes);
+        self.scope_attributes
+            .row_from_unique(origin.scope_attributes);
         self.scope_dropped
             .append_value(i64::from(origin.scope_dropped));
         self.scope_schema_url

@@ -10,7 +10,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::columns::{CONTENT_COLUMNS, N_CONTENT_COLUMNS};
 use crate::derived::{parse_json_or_string, Derived};
-use crate::dialects::{ContentRole, DialectEngine};
+use crate::dialects::{ContentRole, DialectEngine, KeyFacts};
 
 /// Endings that instrumentations append when they cut a long payload (compared
 /// case-insensitively on the last characters).
@@ -35,9 +35,11 @@ pub struct Split<'a> {
     pub truncated: Option<bool>,
 }
 
-/// Splits `attrs` (unique keys) and feeds the payloads into `derived`.
+/// Splits `attrs` (unique keys, with their [`KeyFacts`] in `facts`) and feeds the payloads into
+/// `derived`.
 pub fn split<'a>(
     attrs: &[(&'a str, Option<&'a AnyValue>)],
+    facts: &[KeyFacts],
     matched: u32,
     engine: &DialectEngine,
     derived: &mut Derived,
@@ -52,8 +54,8 @@ pub fn split<'a>(
     let mut payloads: Vec<(usize, ContentRole, &'a str)> = Vec::new();
     let mut prefixed_args: Option<(usize, Map<String, Json>)> = None;
 
-    for &(key, value) in attrs {
-        let Some(m) = engine.content_role(key, matched) else {
+    for (&(key, value), f) in attrs.iter().zip(facts) {
+        let Some(m) = engine.content_role(key, f, matched) else {
             out.attributes.push((key, value));
             continue;
         };

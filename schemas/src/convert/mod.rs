@@ -24,7 +24,7 @@ use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValu
 use prost::Message as _;
 
 use crate::derived::Derived;
-use crate::dialects::{DialectEngine, SpanView};
+use crate::dialects::{DialectEngine, KeyCache, KeyFacts, SpanView};
 use crate::schema::span_schema;
 pub(crate) use attrs::dedup_attributes;
 pub use attrs::{value_type, REDACTED};
@@ -176,16 +176,19 @@ fn convert_unbounded(
     let mut reasons: Vec<String> = Vec::new();
     let mut unlisted = 0usize;
     let empty: Vec<KeyValue> = Vec::new();
+    let mut keys = KeyCache::new();
 
     for rs in &req.resource_spans {
         let resource_attrs = rs.resource.as_ref().map_or(&empty, |r| &r.attributes);
+        let resource_unique = dedup_attributes(resource_attrs);
         for ss in &rs.scope_spans {
             let scope = ss.scope.as_ref();
+            let scope_unique = dedup_attributes(scope.map_or(&empty, |s| &s.attributes));
             let origin = Origin {
                 service_name: string_attr(resource_attrs, SERVICE_NAME),
                 service_version: string_attr(resource_attrs, SERVICE_VERSION),
                 service_instance_id: string_attr(resource_attrs, SERVICE_INSTANCE_ID),
-                resource_attributes: resource_attrs,
+                resource_attributes: &resource_unique,
                 resource_dropped: rs
                     .resource
                     .as_ref()
@@ -193,7 +196,7 @@ fn convert_unbounded(
                 resource_schema_url: &rs.schema_url,
                 scope_name: scope.map_or("", |s| s.name.as_str()),
                 scope_version: scope.map_or("", |s| s.version.as_str()),
-                scope_attributes: scope.map_or(&empty, |s| &s.attributes),
+                scope_attributes: &scope_unique,
                 scope_dropped: scope.map_or(0, |s| s.dropped_attributes_count),
                 scope_schema_url: &ss.schema_url,
             };
@@ -216,21 +219,27 @@ fn convert_unbounded(
                     continue;
                 }
                 let attrs = dedup_attributes(&span.attributes);
-                let present: Vec<(&str, &AnyValue)> = attrs
-                    .iter()
-                    .filter_map(|(k, v)| v.map(|v| (*k, v)))
-                    .collect();
+                let facts: Vec<KeyFacts> = attrs.iter().map(|(k, _)| keys.get(engine, k)).collect();
+                let mut present: Vec<(&str, &AnyValue)> = Vec::with_capacity(attrs.len());
+                let mut present_facts: Vec<KeyFacts> = Vec::with_capacity(attrs.len());
+                for (&(k, v), f) in attrs.iter().zip(&facts) {
+                    if let Some(v) = v {
+                        present.push((k, v));
+                        present_facts.push(*f);
+                    }
+                }
                 let view = SpanView {
                     scope_name: origin.scope_name,
                     name: &span.name,
                     attrs: &present,
+                    facts: &present_facts,
                 };
                 let outcome = engine.apply(&view);
                 let mut derived = Derived {
                     result_is_error: outcome.result_is_error,
                     ..Derived::default()
                 };
-                let split = content::split(&attrs, outcome.matched, engine, &mut derived);
+                let split = content::split(&attrs, &facts, outcome.matched, engine, &mut derived);
                 let dialects: Vec<&'static str> = outcome.dialect_ids().collect();
                 let parts = RowParts {
                     split,

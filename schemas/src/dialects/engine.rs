@@ -4,9 +4,17 @@
 //! The static registry is compiled once into lookup tables (attribute name -> mappings), so the
 //! per-span cost is one hash lookup per attribute plus the span-name patterns of the dialects that
 //! matched.
+//!
+//! What the registry says about an attribute *name* does not depend on the span ([`KeyFacts`]:
+//! the dialects it marks, its mappings, its content role), and a request repeats the same few
+//! dozen names on every span. [`KeyCache`] computes those facts once per distinct name of a
+//! request, so a span costs one hash lookup per attribute instead of three lookups plus the
+//! marker and content patterns (measured: BENCHMARKS.md, "Collector cost").
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
+
+use foldhash::fast::RandomState;
 
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
 
@@ -22,6 +30,8 @@ pub(crate) struct SpanView<'a> {
     pub name: &'a str,
     /// Attributes with unique keys.
     pub attrs: &'a [(&'a str, &'a AnyValue)],
+    /// The [`KeyFacts`] of each of `attrs`, in the same order; empty = computed here.
+    pub facts: &'a [KeyFacts],
 }
 
 impl<'a> SpanView<'a> {
@@ -56,13 +66,64 @@ enum Token {
 
 /// The compiled registry.
 pub(crate) struct DialectEngine {
-    attr_mappings: HashMap<&'static str, Vec<CompiledMapping>>,
+    /// Attribute name -> index into `mapping_lists`.
+    attr_mappings: HashMap<&'static str, usize, RandomState>,
+    mapping_lists: Vec<Vec<CompiledMapping>>,
     name_mappings: Vec<NameMapping>,
-    marker_exact: HashMap<&'static str, u32>,
+    marker_exact: HashMap<&'static str, u32, RandomState>,
     marker_patterns: Vec<(&'static str, usize)>,
     scope_prefixes: Vec<(&'static str, usize)>,
-    content_exact: HashMap<&'static str, (usize, ContentRole)>,
+    content_exact: HashMap<&'static str, (usize, ContentRole), RandomState>,
     content_patterns: Vec<(&'static str, usize, ContentRole)>,
+}
+
+/// What the registry says about one attribute name, whatever span carries it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct KeyFacts {
+    /// Dialects whose detection markers (exact or pattern) the name is.
+    markers: u32,
+    /// Index into `DialectEngine::mapping_lists` of the mappings reading this attribute.
+    mappings: Option<usize>,
+    /// Its exact content attribute entry.
+    content_exact: Option<(usize, ContentRole)>,
+    /// Bit i set = `content_patterns[i]` matches the name (the first 64 patterns; any further
+    /// ones are matched at lookup).
+    content_patterns: u64,
+}
+
+/// [`KeyFacts`] of the attribute names of one request, computed once per distinct name. Bounded:
+/// beyond [`KeyCache::MAX_KEYS`] names, facts are computed without being kept.
+pub(crate) struct KeyCache<'k> {
+    facts: HashMap<&'k str, KeyFacts, RandomState>,
+}
+
+impl Default for KeyCache<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'k> KeyCache<'k> {
+    /// Distinct names kept (a request with more still converts, only slower).
+    const MAX_KEYS: usize = 4096;
+
+    pub fn new() -> Self {
+        KeyCache {
+            facts: HashMap::with_capacity_and_hasher(64, RandomState::default()),
+        }
+    }
+
+    /// The facts of `key`.
+    pub fn get(&mut self, engine: &DialectEngine, key: &'k str) -> KeyFacts {
+        if let Some(f) = self.facts.get(key) {
+            return *f;
+        }
+        let f = engine.key_facts(key);
+        if self.facts.len() < Self::MAX_KEYS {
+            self.facts.insert(key, f);
+        }
+        f
+    }
 }
 
 /// Per-span result of applying the registry.
@@ -92,12 +153,13 @@ impl DialectEngine {
 
     fn compile() -> DialectEngine {
         let mut engine = DialectEngine {
-            attr_mappings: HashMap::new(),
+            attr_mappings: HashMap::default(),
+            mapping_lists: Vec::new(),
             name_mappings: Vec::new(),
-            marker_exact: HashMap::new(),
+            marker_exact: HashMap::default(),
             marker_patterns: Vec::new(),
             scope_prefixes: Vec::new(),
-            content_exact: HashMap::new(),
+            content_exact: HashMap::default(),
             content_patterns: Vec::new(),
         };
         debug_assert!(DIALECTS.len() <= 32, "dialect bitmask is a u32");
@@ -129,7 +191,14 @@ impl DialectEngine {
                     target,
                 };
                 match mapping.source {
-                    Source::Attr(name) => engine.attr_mappings.entry(name).or_default().push(m),
+                    Source::Attr(name) => {
+                        let next = engine.mapping_lists.len();
+                        let index = *engine.attr_mappings.entry(name).or_insert(next);
+                        if index == next {
+                            engine.mapping_lists.push(Vec::new());
+                        }
+                        engine.mapping_lists[index].push(m);
+                    }
                     Source::SpanName(p) => engine.name_mappings.push(NameMapping {
                         pattern: tokenize(p),
                         m,
@@ -147,23 +216,45 @@ impl DialectEngine {
         engine
     }
 
+    /// What the registry says about the attribute name `key` (see [`KeyCache`]).
+    pub fn key_facts(&self, key: &str) -> KeyFacts {
+        let mut markers = self.marker_exact.get(key).copied().unwrap_or(0);
+        for (pattern, di) in &self.marker_patterns {
+            if markers & (1 << di) == 0 && attr_pattern_matches(pattern, key) {
+                markers |= 1 << di;
+            }
+        }
+        let mut content_patterns = 0u64;
+        for (i, (pattern, _, _)) in self.content_patterns.iter().enumerate().take(64) {
+            if attr_pattern_matches(pattern, key) {
+                content_patterns |= 1 << i;
+            }
+        }
+        KeyFacts {
+            markers,
+            mappings: self.attr_mappings.get(key).copied(),
+            content_exact: self.content_exact.get(key).copied(),
+            content_patterns,
+        }
+    }
+
     /// Applies every matching dialect to the span.
     pub fn apply(&self, view: &SpanView<'_>) -> Outcome {
+        let computed: Vec<KeyFacts>;
+        let facts = if view.facts.len() == view.attrs.len() {
+            view.facts
+        } else {
+            computed = view.attrs.iter().map(|(k, _)| self.key_facts(k)).collect();
+            &computed
+        };
         let mut matched = 0u32;
         for (prefix, di) in &self.scope_prefixes {
             if view.scope_name.starts_with(prefix) {
                 matched |= 1 << di;
             }
         }
-        for (key, _) in view.attrs {
-            if let Some(mask) = self.marker_exact.get(key) {
-                matched |= mask;
-            }
-            for (pattern, di) in &self.marker_patterns {
-                if matched & (1 << di) == 0 && attr_pattern_matches(pattern, key) {
-                    matched |= 1 << di;
-                }
-            }
+        for f in facts {
+            matched |= f.markers;
         }
 
         let mut out = Outcome {
@@ -174,8 +265,8 @@ impl DialectEngine {
         let mut prio: [(usize, usize); N_SLOTS] = [(usize::MAX, usize::MAX); N_SLOTS];
         let mut err_prio = (usize::MAX, usize::MAX);
 
-        for (key, value) in view.attrs {
-            let Some(maps) = self.attr_mappings.get(key) else {
+        for ((_, value), f) in view.attrs.iter().zip(facts) {
+            let Some(maps) = f.mappings.map(|i| &self.mapping_lists[i]) else {
                 continue;
             };
             for m in maps {
@@ -243,22 +334,28 @@ impl DialectEngine {
 
     /// The role of a content attribute for a span whose matched dialects are `matched`, if the
     /// attribute is a content attribute of one of them (canonical ones always are).
-    pub fn content_role(&self, key: &str, matched: u32) -> Option<ContentMatch> {
-        if let Some((di, role)) = self.content_exact.get(key) {
-            if *di == 0 || matched & (1 << di) != 0 {
+    pub fn content_role(&self, key: &str, facts: &KeyFacts, matched: u32) -> Option<ContentMatch> {
+        if let Some((di, role)) = facts.content_exact {
+            if di == 0 || matched & (1 << di) != 0 {
                 return Some(ContentMatch {
-                    role: *role,
-                    dialect: *di,
+                    role,
+                    dialect: di,
                     prefix: None,
                 });
             }
         }
         self.content_patterns
             .iter()
-            .find(|(p, di, _)| {
-                (*di == 0 || matched & (1 << di) != 0) && attr_pattern_matches(p, key)
+            .enumerate()
+            .find(|(i, (p, di, _))| {
+                (*di == 0 || matched & (1 << di) != 0)
+                    && if *i < 64 {
+                        facts.content_patterns & (1 << i) != 0
+                    } else {
+                        attr_pattern_matches(p, key)
+                    }
             })
-            .map(|(p, di, role)| ContentMatch {
+            .map(|(_, (p, di, role))| ContentMatch {
                 role: *role,
                 dialect: *di,
                 prefix: p.strip_suffix('*').filter(|p| !p.contains('#')),
@@ -331,11 +428,13 @@ fn mapped_value<'a>(value: &'a AnyValue, m: &CompiledMapping) -> Option<Raw<'a>>
 fn condition_holds(when: Option<Condition>, view: &SpanView<'_>) -> bool {
     match when {
         None => true,
-        Some(Condition::AttrEquals(name, expected)) => view
-            .get(name)
-            .and_then(|v| v.value.as_ref())
-            .and_then(scalar_text)
-            .is_some_and(|t| t == expected),
+        Some(Condition::AttrEquals(name, expected)) => {
+            match view.get(name).and_then(|v| v.value.as_ref()) {
+                // Compared in place: the common case must not copy the string.
+                Some(Value::StringValue(s)) => s == expected,
+                other => other.and_then(scalar_text).is_some_and(|t| t == expected),
+            }
+        }
         Some(Condition::JsonPointerExists(name, pointer)) => {
             match view.get(name).and_then(|v| v.value.as_ref()) {
                 // Parsed only when the pointer's last key occurs in the text: payload attributes

@@ -25,7 +25,7 @@ mod sentry;
 mod traceloop;
 
 pub use docs::registry_markdown;
-pub(crate) use engine::{DialectEngine, SpanView};
+pub(crate) use engine::{DialectEngine, KeyCache, KeyFacts, SpanView};
 
 /// One instrumentation's naming of the canonical facts.
 #[derive(Debug)]
@@ -172,6 +172,7 @@ pub(crate) mod tests_support {
             scope_name: scope,
             name,
             attrs: &pairs,
+            facts: &[],
         });
         let mut got = BTreeMap::new();
         for (i, v) in out.lifted.iter().enumerate() {

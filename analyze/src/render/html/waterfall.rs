@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
+use crate::model::stitch::StitchedGraph;
 use crate::model::{McpRole, Model, SpanRow, TraceId};
 use crate::rules::Report;
 
@@ -75,16 +76,8 @@ pub fn views_for(
     model: &Model,
     report: &Report,
 ) -> (Vec<TraceView>, HashMap<TraceId, usize>, Vec<String>) {
-    let mut linked: HashMap<TraceId, BTreeSet<TraceId>> = HashMap::new();
-    let mut stitched_children: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (i, p) in model.stitched_parent.iter().enumerate() {
-        if let Some(p) = *p {
-            let (a, b) = (model.spans[i].trace_id, model.spans[p].trace_id);
-            linked.entry(a).or_default().insert(b);
-            linked.entry(b).or_default().insert(a);
-            stitched_children.entry(p).or_default().push(i);
-        }
-    }
+    let graph = StitchedGraph::of(model);
+    let stitched_children = &graph.children;
     let orphans: HashSet<usize> = model.orphans.iter().map(|o| o.span).collect();
     let mut views = Vec::new();
     let mut view_of: HashMap<TraceId, usize> = HashMap::new();
@@ -94,7 +87,7 @@ pub fn views_for(
         if view_of.contains_key(&f.trace_id) || skipped.contains(&f.trace_id) {
             continue;
         }
-        let group = component(&linked, f.trace_id);
+        let group = graph.component(f.trace_id);
         let size: usize = group
             .iter()
             .map(|t| model.traces.get(t).map_or(0, Vec::len))
@@ -103,7 +96,7 @@ pub fn views_for(
             skipped.extend(group);
             continue;
         }
-        let view = build_view(model, &group, &stitched_children, &orphans);
+        let view = build_view(model, &group, stitched_children, &orphans);
         embedded += view.spans.len();
         for t in group {
             view_of.insert(t, views.len());
@@ -121,19 +114,6 @@ pub fn views_for(
 }
 
 /// `trace` and every trace joined to it through stitched edges.
-fn component(linked: &HashMap<TraceId, BTreeSet<TraceId>>, trace: TraceId) -> BTreeSet<TraceId> {
-    let mut seen = BTreeSet::from([trace]);
-    let mut todo = vec![trace];
-    while let Some(t) = todo.pop() {
-        for &u in linked.get(&t).into_iter().flatten() {
-            if seen.insert(u) {
-                todo.push(u);
-            }
-        }
-    }
-    seen
-}
-
 fn build_view(
     model: &Model,
     group: &BTreeSet<TraceId>,

@@ -1,0 +1,265 @@
+//! Incremental checking: `check --since last` and `check --follow` (docs/incremental.md).
+//!
+//! Why a separate path: a cron job, CI or an alerting pipeline that follows a running collector
+//! wants each problem once, and wants a run to cost what was committed since the last one, not
+//! the whole store. One increment:
+//!
+//! 1. takes a snapshot and picks the committed part files the state ([`CheckState`]) has not
+//!    checked and that are *settled*: committed at least `settle` ago, so the other half of a
+//!    trace that the exporters and the collector are still delivering has time to arrive
+//!    (applied while a writer holds the store's lock, or always when asked for);
+//! 2. reads what those files touch ([`NewData`]: traces, span ids, earliest start);
+//! 3. runs the rules over the store from that start time minus `lookback` on (the context a
+//!    late span needs: the host call a late server span is stitched to, the earlier spans of its
+//!    trace and conversation), the WAL tail and not yet settled files included as context;
+//! 4. keeps the findings that touch the new files (their trace, span, related spans or
+//!    conversation): the others were judged by an earlier run, and a trace cut by the window's
+//!    lower edge must not be judged on half its spans; and of those only the ones whose
+//!    [`finding_key`] is not in the state.
+//!
+//! The WAL tail is context, never new data: its spans are judged once committed.
+
+mod new_parts;
+mod state;
+
+pub use new_parts::{NewData, NewPartError};
+pub use state::{default_state_path, finding_key, CheckState, Scope, StateError, STATE_VERSION};
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+
+use crate::check::check_store;
+use crate::error::LoadError;
+use crate::load::ScanFilter;
+use crate::policy::Policy;
+use crate::rules::{Report, Rule};
+use crate::store::{Scanned, Snapshot, Unreadable};
+
+/// Default of `--lookback`: how far before the new spans the scan starts.
+pub const DEFAULT_LOOKBACK: Duration = Duration::from_secs(3600);
+/// Default of `--settle`: longer than the collector's default `--max-file-age-secs` (60) plus an
+/// OpenTelemetry SDK's default export delay (5 s), so both halves of a call that reached the
+/// collector within that time are judged together.
+pub const DEFAULT_SETTLE: Duration = Duration::from_secs(90);
+
+/// How an increment picks and widens its data.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Check a part file only once it was committed this long ago.
+    pub settle: Duration,
+    /// Apply `settle` even when no writer holds the store's lock (default: only while one does;
+    /// a store nobody writes receives no late span).
+    pub settle_always: bool,
+    /// How far before the new spans' earliest start the rules' scan begins.
+    pub lookback: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            settle: DEFAULT_SETTLE,
+            settle_always: false,
+            lookback: DEFAULT_LOOKBACK,
+        }
+    }
+}
+
+/// What one increment did (`"incremental"` in `check --since last --format json`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// When the previous run saved the state (RFC 3339), `null` on a first run.
+    pub previous_run: Option<String>,
+    /// Part files checked as new by this run.
+    pub new_files: usize,
+    /// Spans in those files.
+    pub new_spans: u64,
+    /// Part files committed less than `--settle` ago, left for the next run.
+    pub waiting_files: usize,
+    /// Lower bound of the rules' scan (RFC 3339), `null` for the whole store.
+    pub window_since: Option<String>,
+    /// New findings (reported by this run).
+    pub new_findings: usize,
+    /// Findings on the new data that an earlier run already reported (not repeated).
+    pub already_reported: usize,
+    /// Findings in the window on data that is not new (judged by earlier runs; not reported).
+    pub outside_new_data: usize,
+}
+
+/// The result of one increment.
+#[derive(Debug)]
+pub struct Increment {
+    /// Only findings not reported before; coverage of the rules' scan. Empty when nothing was
+    /// checked.
+    pub report: Report,
+    /// What the rules' scan read; `None` when there was nothing new to check.
+    pub scanned: Option<Scanned>,
+    pub summary: Summary,
+    /// When nothing was checked: part files (and WAL damage) that could not be read, so "nothing
+    /// new" is never said of a file that was not read. (A checked increment has them in
+    /// `scanned`.)
+    pub unreadable: Vec<Unreadable>,
+}
+
+impl Increment {
+    /// Whether the increment checked anything.
+    pub fn checked(&self) -> bool {
+        self.scanned.is_some()
+    }
+}
+
+/// Why an increment could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum IncrementError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    NewPart(#[from] NewPartError),
+}
+
+fn rfc3339_ns(ns: i64) -> String {
+    DateTime::<Utc>::from_timestamp_nanos(ns).to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// A part file's path relative to the data dir, as the state records it.
+fn relative(data_dir: &Path, path: &Path) -> String {
+    path.strip_prefix(data_dir)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Checks what was committed (and settled) since `state`, updates `state` with the files
+/// checked and the findings reported, and returns the new findings. `now` is the wall clock the
+/// files' ages are measured against. The caller saves the state once it has printed the findings.
+pub async fn check_increment(
+    data_dir: &Path,
+    state: &mut CheckState,
+    filter: &ScanFilter,
+    policy: &Policy,
+    rules: &[&dyn Rule],
+    options: Options,
+    now: SystemTime,
+) -> Result<Increment, IncrementError> {
+    let first_run = state.is_first_run();
+    // An idle poll costs one directory listing: the snapshot (footers, WAL tail) is taken only
+    // when a part file is not in the state.
+    if !data_dir.is_dir() {
+        return Err(LoadError::MissingDataDir(data_dir.to_path_buf()).into());
+    }
+    let listed: HashSet<String> = collector::store::verify::part_files(data_dir)
+        .map_err(|e| LoadError::List {
+            path: schemas::layout::spans_dir(data_dir),
+            source: e,
+        })?
+        .iter()
+        .map(|p| relative(data_dir, p))
+        .collect();
+    // Files removed from the store (retention) need no record any more.
+    state.checked_files.retain(|f| listed.contains(f));
+    if !first_run && listed.iter().all(|f| state.checked_files.contains(f)) {
+        return Ok(Increment {
+            report: Report::default(),
+            scanned: None,
+            summary: Summary {
+                previous_run: state.checked_at.clone(),
+                ..Summary::default()
+            },
+            unreadable: Vec::new(),
+        });
+    }
+    let snapshot = Snapshot::take(data_dir).await?;
+    if first_run && snapshot.files.is_empty() {
+        // Nothing committed and never checked: the usual "scanned 0 spans" error, with its cause.
+        snapshot.require_data()?;
+    }
+    let settling =
+        options.settle_always || collector::store::lock::is_held(data_dir).unwrap_or(true);
+    let mut new = Vec::new();
+    let mut waiting = 0;
+    for f in &snapshot.files {
+        let rel = relative(data_dir, &f.path);
+        if state.checked_files.contains(&rel) {
+            continue;
+        }
+        let age = std::fs::metadata(&f.path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .unwrap_or(Duration::ZERO);
+        if settling && age < options.settle {
+            waiting += 1;
+        } else {
+            new.push((rel, f.path.as_path()));
+        }
+    }
+    let mut summary = Summary {
+        previous_run: state.checked_at.clone(),
+        waiting_files: waiting,
+        ..Summary::default()
+    };
+    if new.is_empty() {
+        return Ok(Increment {
+            report: Report::default(),
+            scanned: None,
+            summary,
+            unreadable: snapshot.all_unreadable(),
+        });
+    }
+    let fresh = NewData::read(new.iter().map(|(_, p)| *p))?;
+    summary.new_files = new.len();
+    summary.new_spans = fresh.rows;
+    let mut window = filter.clone();
+    if !first_run {
+        if let Some(lo) = fresh.min_start_ns {
+            let back = i64::try_from(options.lookback.as_nanos()).unwrap_or(i64::MAX);
+            let lo = lo.saturating_sub(back);
+            window.since_ns = Some(window.since_ns.map_or(lo, |s| s.max(lo)));
+            summary.window_since = Some(rfc3339_ns(lo));
+        }
+    }
+    let (model, mut report, scanned) = check_store(data_dir, &window, policy, rules).await?;
+    // Conversations the new spans belong to (inherited ids included, as the model resolves them).
+    let conversations: HashSet<&str> = model
+        .spans
+        .iter()
+        .zip(&model.conversation)
+        .filter(|(s, _)| fresh.traces.contains(&s.trace_id))
+        .filter_map(|(_, c)| c.as_deref())
+        .collect();
+    let mut kept = Vec::with_capacity(report.findings.len());
+    for f in std::mem::take(&mut report.findings) {
+        let touches_new = first_run
+            || fresh.traces.contains(&f.trace_id)
+            || fresh.spans.contains(&f.span_id)
+            || f.related.iter().any(|s| fresh.spans.contains(s))
+            || f.conversation_id
+                .as_deref()
+                .is_some_and(|c| conversations.contains(c));
+        if !touches_new {
+            summary.outside_new_data += 1;
+        } else if state.reported.insert(finding_key(&f)) {
+            kept.push(f);
+        } else {
+            summary.already_reported += 1;
+        }
+    }
+    drop(conversations);
+    drop(model);
+    report.findings = kept;
+    summary.new_findings = report.findings.len();
+    state
+        .checked_files
+        .extend(new.into_iter().map(|(rel, _)| rel));
+    state.version = STATE_VERSION;
+    state.checked_at = Some(DateTime::<Utc>::from(now).to_rfc3339_opts(SecondsFormat::Secs, true));
+    Ok(Increment {
+        report,
+        scanned: Some(scanned),
+        summary,
+        unreadable: Vec::new(),
+    })
+}

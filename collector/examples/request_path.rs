@@ -1,0 +1,90 @@
+//! The acknowledgement path of one OTLP/HTTP protobuf request, in process and without sockets:
+//! early admission -> processing slot -> decode -> convert -> queue reservation -> WAL append ->
+//! fsync, exactly as `receive::request::process_body` runs it for `tripline collect`, over
+//! realistic 1,000-span GenAI/MCP requests from `synth` (30% of turns with content, like
+//! `scripts/bench`).
+//!
+//! Why: wall-clock figures on a shared 2-core VM move by 10–20% from run to run; instruction
+//! counts under callgrind repeat to a fraction of a percent, so a change to the request path is
+//! measured by instructions per acknowledged span (BENCHMARKS.md, "Collector cost"):
+//!
+//! ```sh
+//! cargo build --profile profiling -p collector --example request_path
+//! valgrind --tool=callgrind --toggle-collect='*request_path::measured*' \
+//!   target/profiling/examples/request_path 20 1000
+//! ```
+//!
+//! `--toggle-collect` counts only the measured requests (one warm-up request first fills the
+//! dialect tables and the allocator), on the request thread; the Parquet writer thread runs off
+//! the acknowledgement path and is not counted. Arguments: requests (default 20), spans per
+//! request (default 1000).
+
+use std::sync::Arc;
+
+use collector::receive::decompress::Encoding;
+use collector::receive::early_admission::EarlyAdmission;
+use collector::receive::otlp_wire::Format;
+use collector::receive::request::{admit, process_body, Context};
+use collector::{Pipeline, PipelineConfig, Stats};
+use prost::Message;
+use synth::{RequestBuilder, SpanMix};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const NOW: u64 = 1_800_000_000_000_000_000;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let requests: usize = args.next().map_or(Ok(20), |a| a.parse())?;
+    let spans: usize = args.next().map_or(Ok(1000), |a| a.parse())?;
+
+    let dir = tempfile::tempdir()?;
+    let stats = Arc::new(Stats::default());
+    let pipeline = Arc::new(Pipeline::start(
+        PipelineConfig::new(dir.path()),
+        Arc::clone(&stats),
+    )?);
+    let ctx = Context {
+        pipeline: Arc::clone(&pipeline),
+        stats,
+        max_body_bytes: 64 << 20,
+        admission: EarlyAdmission::new(64 << 20, 1),
+        redact_content: false,
+        max_converted_bytes: schemas::convert::DEFAULT_MAX_CONVERTED_BYTES,
+        source: "otlp-http",
+    };
+    let mut builder = RequestBuilder::new(1, SpanMix::default()).with_fixed_clock(NOW);
+    let bodies: Vec<Vec<u8>> = (0..=requests)
+        .map(|_| builder.build(spans).encode_to_vec())
+        .collect();
+    let body_bytes: usize = bodies[1..].iter().map(Vec::len).sum();
+
+    let acked = send(&ctx, &bodies[0])?; // warm-up, not measured
+    let acked = acked + measured(&ctx, &bodies[1..])?;
+    pipeline.shutdown()?;
+    println!(
+        "requests {requests}, spans per request {spans}, measured body bytes {body_bytes}, acknowledged spans {acked} (warm-up included)"
+    );
+    Ok(())
+}
+
+/// The measured requests (callgrind `--toggle-collect` target).
+#[inline(never)]
+fn measured(ctx: &Context, bodies: &[Vec<u8>]) -> Result<usize, Box<dyn std::error::Error>> {
+    let mut acked = 0;
+    for body in bodies {
+        acked += send(ctx, body)?;
+    }
+    Ok(acked)
+}
+
+fn send(ctx: &Context, body: &[u8]) -> Result<usize, Box<dyn std::error::Error>> {
+    let _permit = admit(ctx, body.len()).map_err(|r| format!("not admitted: {r:?}"))?;
+    let accepted = process_body(ctx, body, Encoding::Identity, Format::Protobuf)
+        .map_err(|r| format!("refused: {r:?}"))?;
+    if accepted.rejected != 0 {
+        return Err(format!("{} spans rejected: {}", accepted.rejected, accepted.message).into());
+    }
+    Ok(accepted.accepted)
+}
