@@ -9,7 +9,7 @@
 //!    which traces share a conversation, and the store's tool catalog;
 //! 2. traces are grouped (a conversation's traces are one group, judged whole), ordered by first
 //!    start and cut into windows of about [`WindowOptions::window_spans`] spans (the *core*); a
-//!    window's model also holds every group whose extent comes within [`MARGIN_NS`] of the core
+//!    window's model also holds every trace that comes within [`MARGIN_NS`] of a core trace
 //!    (the *overlap*), whole, so the cross-trace joins see what one whole-store model would;
 //! 3. pass 2 reads one window at a time (time range pushed to the scan, rows of other traces
 //!    dropped before they become `SpanRow`s), builds its model and runs the rules, each judging
@@ -36,7 +36,7 @@ use crate::load::{scan_window, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, TraceId};
 use crate::policy::Policy;
-use crate::rules::{Catalog, Partial, Report, Rule, RuleInput};
+use crate::rules::{Partial, Report, Rule, RuleInput};
 use crate::store::Scanned;
 
 /// How far around a window's core other traces are read as context: five times the stitching
@@ -131,13 +131,10 @@ pub struct WindowStats {
 struct Group {
     traces: Vec<usize>,
     first_ns: i64,
-    last_start_ns: i64,
-    /// Latest end or start of any span.
-    end_ns: i64,
     spans: u64,
 }
 
-/// One window: the groups it judges (core) and reads as context (overlap).
+/// One window: the traces it judges (core: whole groups) and reads as context (overlap).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Window {
     pub core: Vec<TraceId>,
@@ -149,16 +146,24 @@ pub struct Window {
 }
 
 /// Cuts `traces` into windows of about `window_spans` core spans; `conversations` joins traces
-/// into groups that are never split.
+/// into groups that are never split. A window's overlap is every other trace that comes within
+/// [`MARGIN_NS`] of one of its core traces, whole: the cross-trace joins are between traces
+/// close in time, and a conversation shares no trace with another group, so the overlap is read
+/// by trace, not by group (a conversation spanning hours would otherwise drag hours of other
+/// traffic into every window near it).
 pub fn plan(
     traces: &[TraceExtent],
     conversations: &[(TraceId, String)],
     window_spans: u64,
 ) -> Vec<Window> {
     let groups = groups(traces, conversations);
-    let mut windows = Vec::new();
-    // Groups ordered by first start; `active` holds the groups a window may overlap: added once
+    let end_of = |t: &TraceExtent| t.end_ns.max(t.last_start_ns);
+    // Traces ordered by first start; `active` holds the traces a window may overlap: added once
     // their first start is close enough, dropped once they end before a core's margin.
+    let mut by_first: Vec<usize> = (0..traces.len()).collect();
+    by_first.sort_by_key(|&t| (traces[t].first_ns, traces[t].trace));
+    let mut in_core = vec![false; traces.len()];
+    let mut windows = Vec::new();
     let mut next = 0;
     let mut active: Vec<usize> = Vec::new();
     let mut start = 0;
@@ -169,41 +174,58 @@ pub fn plan(
             spans += groups[end].spans;
             end += 1;
         }
-        let lo = groups[start].first_ns.saturating_sub(MARGIN_NS);
-        let hi = groups[start..end]
+        let core: Vec<usize> = groups[start..end]
             .iter()
-            .map(|g| g.end_ns)
-            .max()
-            .unwrap_or(i64::MIN)
-            .saturating_add(MARGIN_NS);
-        while next < groups.len() && groups[next].first_ns <= hi {
-            active.push(next);
+            .flat_map(|g| g.traces.iter().copied())
+            .collect();
+        // The core's traces widened by the margin, merged into disjoint intervals.
+        let mut reach: Vec<(i64, i64)> = core
+            .iter()
+            .map(|&t| {
+                (
+                    traces[t].first_ns.saturating_sub(MARGIN_NS),
+                    end_of(&traces[t]).saturating_add(MARGIN_NS),
+                )
+            })
+            .collect();
+        reach.sort_unstable();
+        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(reach.len());
+        for (a, b) in reach {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        let lo = merged.first().map_or(i64::MIN, |r| r.0);
+        let hi = merged.iter().map(|r| r.1).max().unwrap_or(i64::MIN);
+        while next < by_first.len() && traces[by_first[next]].first_ns <= hi {
+            active.push(by_first[next]);
             next += 1;
         }
-        active.retain(|&g| groups[g].end_ns >= lo);
-        let ids = |g: &Group| {
-            g.traces
-                .iter()
-                .map(|&t| traces[t].trace)
-                .collect::<Vec<_>>()
+        active.retain(|&t| end_of(&traces[t]) >= lo);
+        for &t in &core {
+            in_core[t] = true;
+        }
+        // A trace overlaps when its extent meets one of the intervals.
+        let meets = |t: &TraceExtent| {
+            let i = merged.partition_point(|r| r.1 < t.first_ns);
+            merged.get(i).is_some_and(|r| r.0 <= end_of(t))
         };
-        let core: Vec<TraceId> = groups[start..end].iter().flat_map(ids).collect();
-        let overlap_groups: Vec<&Group> = active
+        let overlap: Vec<usize> = active
             .iter()
-            .filter(|&&g| !(start..end).contains(&g))
-            .map(|&g| &groups[g])
+            .copied()
+            .filter(|&t| !in_core[t] && meets(&traces[t]))
             .collect();
-        let all = || {
-            groups[start..end]
-                .iter()
-                .chain(overlap_groups.iter().copied())
-        };
+        for &t in &core {
+            in_core[t] = false;
+        }
+        let all = || core.iter().chain(&overlap).map(|&t| &traces[t]);
         windows.push(Window {
-            core,
-            overlap: overlap_groups.iter().copied().flat_map(ids).collect(),
-            from_ns: all().map(|g| g.first_ns).min().unwrap_or(0),
-            to_ns: all().map(|g| g.last_start_ns).max().unwrap_or(0),
-            spans: all().map(|g| g.spans).sum(),
+            core: core.iter().map(|&t| traces[t].trace).collect(),
+            overlap: overlap.iter().map(|&t| traces[t].trace).collect(),
+            from_ns: all().map(|t| t.first_ns).min().unwrap_or(0),
+            to_ns: all().map(|t| t.last_start_ns).max().unwrap_or(0),
+            spans: all().map(|t| t.spans).sum(),
         });
         start = end;
     }
@@ -240,14 +262,10 @@ fn groups(traces: &[TraceExtent], conversations: &[(TraceId, String)]) -> Vec<Gr
         let g = by_root.entry(r).or_insert(Group {
             traces: Vec::new(),
             first_ns: i64::MAX,
-            last_start_ns: i64::MIN,
-            end_ns: i64::MIN,
             spans: 0,
         });
         g.traces.push(i);
         g.first_ns = g.first_ns.min(t.first_ns);
-        g.last_start_ns = g.last_start_ns.max(t.last_start_ns);
-        g.end_ns = g.end_ns.max(t.end_ns).max(t.last_start_ns);
         g.spans += t.spans;
     }
     let mut groups: Vec<Group> = by_root.into_values().collect();
@@ -268,7 +286,7 @@ pub async fn check_windows(
     let idx = index::index_store(&mut snapshot, data_dir, filter, options.memory_limit)
         .await
         .map_err(|e| WindowError::load(e, "index the store (pass 1)", options.memory_limit))?;
-    let facts = (Catalog::from_spans(&idx.catalog_spans), idx.guardrails);
+    let facts = (idx.catalog, idx.guardrails);
     // A window (core and overlap) gets at most half the memory limit: the rest is the scan's
     // Arrow buffers, the pass-1 index and the findings so far.
     let window_spans = options.memory_limit.map_or(options.window_spans, |limit| {
@@ -312,15 +330,32 @@ pub async fn check_windows(
             w.from_ns,
             w.to_ns,
         ));
+        let t0 = std::time::Instant::now();
         let parts = scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)
             .await
             .map_err(|e| WindowError::load(e, "read a window", options.memory_limit))?;
         drop(keep);
+        let t1 = t0.elapsed();
+        let rows: usize = parts.iter().map(Vec::len).sum();
         let model = Model::from_parts(parts);
+        let t2 = t0.elapsed();
         let core: HashSet<TraceId> = w.core.iter().copied().collect();
         let input = RuleInput::window(&model, policy, facts.clone(), &core);
         for (acc, part) in merged.iter_mut().zip(crate::rules::scan_all(rules, &input)) {
             acc.merge(part);
+        }
+        if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
+            eprintln!(
+                "window {number}: core {} overlap {} traces, {} spans planned, {rows} rows read, {} in model, range {:.0} s, scan {:?} model {:?} rules {:?}",
+                w.core.len(),
+                w.overlap.len(),
+                w.spans,
+                model.spans.len(),
+                (w.to_ns - w.from_ns) as f64 / 1e9,
+                t1,
+                t2 - t1,
+                t0.elapsed() - t2
+            );
         }
     }
     let (empty, no_core) = (Model::default(), HashSet::new());

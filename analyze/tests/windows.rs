@@ -180,6 +180,86 @@ fn guardrail_fixtures_together_in_windows_match_the_whole_store() {
     assert!(windows > 3, "small windows cut the store: {windows}");
 }
 
+/// The findings of `check --format json` under `filter`, in windows of one trace, each as its
+/// JSON text (so they compare and sort whole).
+fn findings(dir: &Path, policy: &Policy, filter: &ScanFilter) -> Vec<String> {
+    let options = WindowOptions {
+        window_spans: 1,
+        memory_limit: None,
+    };
+    let (report, scanned, _) = rt()
+        .block_on(check_store_bounded(dir, filter, policy, RULES, &options))
+        .unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&render_json_with(&report, Some(&scanned))).unwrap();
+    let mut out: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// TL006 is not local in time: it judges the newest `tools/list` of each tool among the spans
+/// read. One windowed run reads the catalog of the whole selection in pass 1, so a window that
+/// holds only an older listing still judges the newest (the samples' parts server lists
+/// raise_parts_order unannotated at 10:10 and annotated in later scenarios). A check split by time
+/// (docs/scale-out.md) is another matter: its first half, ending at 10:15, has the 10:10 listing
+/// as its newest, and reports the TL006 the whole store does not; that, and nothing else, is the
+/// difference at that boundary, and at 10:25 there is none.
+#[test]
+fn tl006_judges_the_newest_listing_across_windows_and_a_time_split_does_not() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    let store = ingest(&[samples.join("traces")]);
+    let policy = Policy::load(&samples.join("policy.toml")).unwrap();
+    let whole = findings(store.path(), &policy, &ScanFilter::default());
+    let tl006 = |v: &[String]| {
+        v.iter()
+            .filter(|f| f.contains("\"rule\":\"TL006\""))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let at = |t: &str| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .unwrap()
+            .timestamp_nanos_opt()
+            .unwrap()
+    };
+    let split = |boundary: &str| {
+        let b = at(boundary);
+        let first = ScanFilter {
+            until_ns: Some(b - 1),
+            ..ScanFilter::default()
+        };
+        let second = ScanFilter {
+            since_ns: Some(b),
+            ..ScanFilter::default()
+        };
+        let mut merged = findings(store.path(), &policy, &first);
+        merged.extend(findings(store.path(), &policy, &second));
+        merged.sort();
+        merged
+    };
+    assert_eq!(split("2026-11-02T10:25:00Z"), whole);
+    let at_1015 = split("2026-11-02T10:15:00Z");
+    let extra: Vec<&String> = at_1015.iter().filter(|f| !whole.contains(f)).collect();
+    let missing: Vec<&String> = whole.iter().filter(|f| !at_1015.contains(f)).collect();
+    assert!(missing.is_empty(), "{missing:?}");
+    assert_eq!(extra.len(), 1, "{extra:?}");
+    assert!(
+        extra[0].contains("\"rule\":\"TL006\"") && extra[0].contains("raise_parts_order"),
+        "{extra:?}"
+    );
+    assert!(
+        !tl006(&whole)
+            .iter()
+            .any(|f| f.contains("raise_parts_order")),
+        "the whole store's newest listing of raise_parts_order agrees with the policy"
+    );
+}
+
 #[test]
 fn recordings_in_windows_match_the_whole_store() {
     let dir = common::recordings_dir();

@@ -25,8 +25,9 @@ use schemas::schema::col as c;
 
 use super::{wal_spans_matching, Projection, RowReader, ScanFilter, TABLE};
 use crate::error::LoadError;
+use crate::model::span::MODEL_OPERATIONS;
 use crate::model::span::{SpanRow, TraceId};
-use crate::rules::GuardrailFacts;
+use crate::rules::{Catalog, CatalogBuilder, GuardrailFacts};
 use crate::store::{Scanned, Snapshot};
 
 /// Where one trace lies in the store.
@@ -63,21 +64,22 @@ pub struct StoreIndex {
     pub traces: Vec<TraceExtent>,
     /// (trace, conversation id) pairs, each once.
     pub conversations: Vec<(TraceId, String)>,
-    /// Spans carrying tool definitions, ordered as the model orders spans (the catalog's input).
-    pub catalog_spans: Vec<SpanRow>,
+    /// The store's MCP tool catalog (the latest listing of each tool).
+    pub catalog: Catalog,
     /// Which tools guardrails decided on, store-wide (TL016).
     pub guardrails: GuardrailFacts,
     pub scanned: Scanned,
 }
 
-/// A DataFusion session whose memory pool holds `limit` bytes (unbounded when `None`).
+/// A DataFusion session whose memory pool holds `limit` bytes (unbounded when `None`). DataFusion's
+/// own `DATAFUSION_*` environment variables (e.g. `DATAFUSION_EXECUTION_TARGET_PARTITIONS`) apply.
 pub fn session(limit: Option<usize>) -> Result<SessionContext, DataFusionError> {
     let mut rt = RuntimeEnvBuilder::new();
     if let Some(bytes) = limit {
         rt = rt.with_memory_limit(bytes, 1.0);
     }
     Ok(SessionContext::new_with_config_rt(
-        SessionConfig::new(),
+        SessionConfig::from_env()?,
         rt.build_arc()?,
     ))
 }
@@ -144,7 +146,7 @@ pub async fn index_store(
         }
         other => other,
     };
-    let (traces, partitions, conversations, catalog_spans, guardrails) = done.map_err(named)?;
+    let (traces, partitions, conversations, catalog, guardrails) = done.map_err(named)?;
     let spans: u64 = traces.iter().map(|t| t.spans).sum();
     if spans == 0 {
         return Err(LoadError::NoSpans(snapshot.diagnose(filter)));
@@ -156,7 +158,7 @@ pub async fn index_store(
         partitions,
         traces,
         conversations,
-        catalog_spans,
+        catalog,
         guardrails,
         scanned: Scanned {
             files: snapshot.files_selected(filter),
@@ -171,7 +173,7 @@ type Indexed = (
     Vec<TraceExtent>,
     Vec<PartitionRange>,
     Vec<(TraceId, String)>,
-    Vec<SpanRow>,
+    Catalog,
     GuardrailFacts,
 );
 
@@ -318,24 +320,34 @@ async fn index_once(
             );
         }
     }
+    // Listings only: model calls carry the definitions shown to the model (heavy, and not the
+    // servers' catalog), so they are dropped before their rows are decoded.
+    let op = || col(c::GEN_AI_OPERATION_NAME);
+    let models: Vec<Expr> = MODEL_OPERATIONS.iter().map(|o| lit(*o)).collect();
     let defs = df
-        .filter(col(c::TOOL_DEFINITIONS).is_not_null())
+        .filter(
+            col(c::TOOL_DEFINITIONS)
+                .is_not_null()
+                .and(op().is_null().or(op().in_list(models, true))),
+        )
         .and_then(|d| d.select_columns(&Projection::base().columns()))
         .map_err(scan_err)?;
-    let mut catalog_spans = Vec::new();
+    let mut catalog = CatalogBuilder::default();
     let mut reader = RowReader::default();
     let mut stream = defs.execute_stream().await.map_err(scan_err)?;
+    let mut rows: Vec<SpanRow> = Vec::new();
     while let Some(batch) = stream.next().await {
-        let mut rows: Vec<SpanRow> = Vec::new();
+        rows.clear();
         reader.append(&batch.map_err(scan_err)?, &mut rows)?;
-        catalog_spans.extend(rows.into_iter().filter(|s| !s.is_model_call()));
+        rows.iter().for_each(|s| catalog.add(s));
     }
-    // The model's order and de-duplication (a span exported twice is kept once).
-    catalog_spans.sort_by(|a, b| {
-        (a.start_ns, a.trace_id, a.span_id).cmp(&(b.start_ns, b.trace_id, b.span_id))
-    });
-    catalog_spans.dedup_by(|b, a| a.trace_id == b.trace_id && a.span_id == b.span_id);
-    Ok((traces, partitions, conversations, catalog_spans, guardrails))
+    Ok((
+        traces,
+        partitions,
+        conversations,
+        catalog.build(),
+        guardrails,
+    ))
 }
 
 fn binary(batch: &RecordBatch, i: usize) -> Result<BinaryArray, LoadError> {

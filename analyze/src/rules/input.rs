@@ -66,34 +66,11 @@ impl Catalog {
 
     /// The catalog of `spans` (ordered by start time, as the model orders them).
     pub fn from_spans(spans: &[SpanRow]) -> Self {
-        let mut tools = BTreeMap::new();
-        let mut sources = BTreeMap::new();
-        let mut summarized = BTreeMap::new();
-        // spans are ordered by start time: later listings overwrite earlier ones.
+        let mut b = CatalogBuilder::default();
         for s in spans {
-            if s.is_model_call() {
-                continue;
-            }
-            if let Some(defs) = &s.tool_definitions {
-                for d in defs {
-                    if d.name.is_empty() {
-                        continue;
-                    }
-                    if d.input_schema_digest.is_none() {
-                        summarized.insert(d.name.to_string(), (s.trace_id, s.span_id));
-                        continue;
-                    }
-                    tools.insert(d.name.to_string(), d.clone());
-                    sources.insert(d.name.to_string(), (s.trace_id, s.span_id));
-                }
-            }
+            b.add(s);
         }
-        summarized.retain(|name, _| !tools.contains_key(name));
-        Self {
-            tools,
-            sources,
-            summarized,
-        }
+        b.build()
     }
 
     pub fn get(&self, tool: &str) -> Option<&ToolDef> {
@@ -142,6 +119,69 @@ impl GuardrailFacts {
     }
 }
 
+/// Where a listing falls in the store's order: (start, trace, span), the model's span order.
+type ListingKey = (i64, TraceId, SpanId);
+
+/// Builds a [`Catalog`] from spans in any order, keeping only the latest listing of each tool
+/// (latest in the model's span order, as [`Catalog::from_spans`] over ordered spans): pass 1 of a
+/// windowed check folds the store's listings batch by batch without holding them.
+#[derive(Debug, Default)]
+pub struct CatalogBuilder {
+    tools: BTreeMap<String, (ListingKey, ToolDef)>,
+    summarized: BTreeMap<String, ListingKey>,
+}
+
+impl CatalogBuilder {
+    /// Adds the tool definitions `s` lists (none for a model call: definitions shown to a model
+    /// are not the servers' catalog).
+    pub fn add(&mut self, s: &SpanRow) {
+        if s.is_model_call() {
+            return;
+        }
+        let Some(defs) = &s.tool_definitions else {
+            return;
+        };
+        let key = (s.start_ns, s.trace_id, s.span_id);
+        for d in defs {
+            if d.name.is_empty() {
+                continue;
+            }
+            if d.input_schema_digest.is_none() {
+                let k = self.summarized.entry(d.name.to_string()).or_insert(key);
+                *k = (*k).max(key);
+                continue;
+            }
+            match self.tools.get_mut(&*d.name) {
+                Some((k, _)) if *k > key => {}
+                Some(slot) => *slot = (key, d.clone()),
+                None => {
+                    self.tools.insert(d.name.to_string(), (key, d.clone()));
+                }
+            }
+        }
+    }
+
+    pub fn build(self) -> Catalog {
+        let mut tools = BTreeMap::new();
+        let mut sources = BTreeMap::new();
+        for (name, ((_, trace, span), def)) in self.tools {
+            sources.insert(name.clone(), (trace, span));
+            tools.insert(name, def);
+        }
+        let summarized = self
+            .summarized
+            .into_iter()
+            .filter(|(name, _)| !tools.contains_key(name))
+            .map(|(name, (_, trace, span))| (name, (trace, span)))
+            .collect();
+        Catalog {
+            tools,
+            sources,
+            summarized,
+        }
+    }
+}
+
 /// Everything a rule may read.
 pub struct RuleInput<'a> {
     pub model: &'a Model,
@@ -153,6 +193,9 @@ pub struct RuleInput<'a> {
     /// The traces this input judges when the model is one window of a larger store (the rest of
     /// the model is context: the overlap cross-trace joins need); `None`: the whole model.
     pub core: Option<&'a HashSet<TraceId>>,
+    /// Per span of the model, whether its trace is in `core` (rules ask per span, many times:
+    /// one lookup each up front).
+    owned: Option<Vec<bool>>,
 }
 
 impl<'a> RuleInput<'a> {
@@ -164,6 +207,7 @@ impl<'a> RuleInput<'a> {
             guardrails: GuardrailFacts::from_spans(&model.spans),
             options: RuleOptions::default().with_limits(&policy.limits),
             core: None,
+            owned: None,
         }
     }
 
@@ -182,12 +226,19 @@ impl<'a> RuleInput<'a> {
             guardrails,
             options: RuleOptions::default().with_limits(&policy.limits),
             core: Some(core),
+            owned: Some(
+                model
+                    .spans
+                    .iter()
+                    .map(|s| core.contains(&s.trace_id))
+                    .collect(),
+            ),
         }
     }
 
     /// Whether span `i` of the model is judged here (its trace is in the core).
     pub fn owns(&self, i: usize) -> bool {
-        self.owns_trace(self.model.spans[i].trace_id)
+        self.owned.as_ref().is_none_or(|o| o[i])
     }
 
     /// Whether trace `t` is judged here.

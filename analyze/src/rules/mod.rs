@@ -38,7 +38,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use finding::{Coverage, Finding, RuleOutcome};
-pub use input::{Catalog, GuardrailFacts, RuleInput, RuleOptions};
+pub use input::{Catalog, CatalogBuilder, GuardrailFacts, RuleInput, RuleOptions};
 pub use partial::Partial;
 pub use tl011_catalog_drift::CatalogDrift;
 pub(crate) use tl014_runaway_tool_loop::{default_max_calls_per_tool, default_max_model_turns};
