@@ -117,16 +117,20 @@ impl Rule for ExecutedDespiteDeny {
             .filter(|(_, s)| s.guardrail_decision.is_some())
             .map(|(i, _)| i)
             .collect();
-        let denials: Vec<usize> = decisions
-            .iter()
-            .copied()
-            .filter(|&i| {
-                model.spans[i]
-                    .guardrail_decision
-                    .as_deref()
-                    .is_some_and(is_deny)
-            })
-            .collect();
+        // The decision spans whose decision passes `pred`.
+        let deciding = |pred: fn(&str) -> bool| -> Vec<usize> {
+            decisions
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    model.spans[i]
+                        .guardrail_decision
+                        .as_deref()
+                        .is_some_and(pred)
+                })
+                .collect()
+        };
+        let denials = deciding(is_deny);
         let calls: Vec<&Call> = input.tool_calls().filter(|c| !c.input_required).collect();
         let mut cov = Coverage::new(denials.len());
         if decisions.is_empty() {
@@ -148,16 +152,7 @@ impl Rule for ExecutedDespiteDeny {
         }
         let call_subjects: Vec<Subject> =
             calls.iter().map(|c| Subject::of_call(model, c)).collect();
-        let allows: Vec<usize> = decisions
-            .iter()
-            .copied()
-            .filter(|&i| {
-                model.spans[i]
-                    .guardrail_decision
-                    .as_deref()
-                    .is_some_and(|d| d.eq_ignore_ascii_case("allow"))
-            })
-            .collect();
+        let allows = deciding(|d| d.eq_ignore_ascii_case("allow"));
         let mut used: HashSet<usize> = HashSet::new();
         let mut unnamed = 0;
         let mut findings = Vec::new();

@@ -12,7 +12,9 @@
 
 mod allowlist;
 mod empty;
+pub mod filter;
 pub mod object_listing;
+pub mod table;
 pub mod wal_tail;
 
 pub use empty::NoSpans;
@@ -36,9 +38,10 @@ use schemas::layout;
 use serde::Serialize;
 
 use crate::error::LoadError;
-use crate::load::{ScanFilter, PARTITION_COLUMNS, TABLE};
 use collector::store::remote::RemoteLocation;
+use filter::ScanFilter;
 use object_listing::RemoteSource;
+use table::{partition_type, PARTITION_COLUMNS, TABLE};
 use wal_tail::WalTail;
 
 /// A file that could not be read, and why.
@@ -370,7 +373,7 @@ fn listing_table_at(path: &str) -> Result<Arc<dyn TableProvider>, LoadError> {
         .with_table_partition_cols(
             PARTITION_COLUMNS
                 .iter()
-                .map(|p| (p.to_string(), crate::load::partition_type(p)))
+                .map(|p| (p.to_string(), partition_type(p)))
                 .collect(),
         );
     let config = ListingTableConfig::new(url)
@@ -384,11 +387,7 @@ fn table_schema() -> SchemaRef {
     let base = schemas::span_schema();
     let mut fields: Vec<Arc<Field>> = base.fields().iter().cloned().collect();
     for p in PARTITION_COLUMNS {
-        fields.push(Arc::new(Field::new(
-            p,
-            crate::load::partition_type(p),
-            false,
-        )));
+        fields.push(Arc::new(Field::new(p, partition_type(p), false)));
     }
     Arc::new(Schema::new_with_metadata(fields, base.metadata().clone()))
 }

@@ -13,6 +13,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::metadata::FileMetaData;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use serde::Serialize;
 
@@ -80,6 +81,18 @@ pub struct WalRange {
 }
 
 impl WalRange {
+    /// The range a part file's footer records (`tripline.wal.*` key-value metadata), or `None`
+    /// for a file written by hand or one whose range is incomplete. The local footer check
+    /// ([`read_footer`]) and the analyzer's listing of a store on object storage both read it
+    /// here.
+    pub fn of_footer(fm: &FileMetaData) -> Option<WalRange> {
+        Some(WalRange {
+            epoch: footer_value(fm, META_WAL_EPOCH)?,
+            first_seq: footer_value(fm, META_WAL_FIRST_SEQ)?.parse().ok()?,
+            last_seq: footer_value(fm, META_WAL_LAST_SEQ)?.parse().ok()?,
+        })
+    }
+
     /// Whether this file holds the rows of WAL record `seq` of `epoch` (for its partition).
     pub fn covers(&self, epoch: &str, seq: u64) -> bool {
         self.epoch == epoch && self.first_seq <= seq && seq <= self.last_seq
@@ -106,23 +119,6 @@ pub fn read_footer(path: &Path) -> Result<Footer, String> {
     let reader = SerializedFileReader::new(file).map_err(|e| e.to_string())?;
     let meta = reader.metadata();
     let fm = meta.file_metadata();
-    let kv = fm.key_value_metadata();
-    let get = |k: &str| {
-        kv.and_then(|kv| kv.iter().find(|e| e.key == k))
-            .and_then(|e| e.value.clone())
-    };
-    let wal = match (
-        get(META_WAL_EPOCH),
-        get(META_WAL_FIRST_SEQ).and_then(|v| v.parse().ok()),
-        get(META_WAL_LAST_SEQ).and_then(|v| v.parse().ok()),
-    ) {
-        (Some(epoch), Some(first_seq), Some(last_seq)) => Some(WalRange {
-            epoch,
-            first_seq,
-            last_seq,
-        }),
-        _ => None,
-    };
     Ok(Footer {
         rows: u64::try_from(fm.num_rows()).unwrap_or(0),
         row_group_rows: meta
@@ -131,9 +127,17 @@ pub fn read_footer(path: &Path) -> Result<Footer, String> {
             .map(|rg| u64::try_from(rg.num_rows()).unwrap_or(0))
             .sum(),
         row_groups: meta.num_row_groups(),
-        schema_version: get(schemas::SCHEMA_VERSION_KEY),
-        wal,
+        schema_version: footer_value(fm, schemas::SCHEMA_VERSION_KEY),
+        wal: WalRange::of_footer(fm),
     })
+}
+
+/// The value of `key` in a Parquet file's key-value metadata.
+pub fn footer_value(fm: &FileMetaData, key: &str) -> Option<String> {
+    fm.key_value_metadata()?
+        .iter()
+        .find(|e| e.key == key)
+        .and_then(|e| e.value.clone())
 }
 
 /// Decodes every row group of a Parquet file; returns the rows decoded.

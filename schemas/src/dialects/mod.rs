@@ -198,6 +198,19 @@ pub(crate) mod tests_support {
         }
         got
     }
+
+    /// Asserts what [`lifted`] returned for each column of `want`: the text, or `None` for a
+    /// column not lifted.
+    #[track_caller]
+    pub fn assert_lifted(got: &BTreeMap<&'static str, String>, want: &[(&str, Option<&str>)]) {
+        for (column, value) in want {
+            assert_eq!(
+                got.get(column).map(String::as_str),
+                *value,
+                "column {column}"
+            );
+        }
+    }
 }
 
 #[cfg(test)]
