@@ -19,6 +19,10 @@
 //! A value that was redacted at ingest (`"[redacted]"`) is passed on as it is: it stays redacted
 //! content, never evidence.
 
+use std::collections::HashMap;
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValue};
 use serde_json::{json, Map, Value as Json};
 
 use crate::columns::CONTENT_COLUMNS;
@@ -108,6 +112,46 @@ pub fn content_attributes(events: &[EventRecord]) -> Vec<(&'static str, String)>
         }
     }
     out
+}
+
+/// Adds to every span of `request` the content attributes `content` holds for it (by trace id
+/// and span id) that the span does not have itself: attributes on the span win. Returns whether
+/// any span got one.
+pub fn add_content_attributes(
+    request: &mut ExportTraceServiceRequest,
+    content: &HashMap<([u8; 16], [u8; 8]), Vec<(&'static str, String)>>,
+) -> bool {
+    let mut changed = false;
+    for span in request
+        .resource_spans
+        .iter_mut()
+        .flat_map(|rs| rs.scope_spans.iter_mut())
+        .flat_map(|ss| ss.spans.iter_mut())
+    {
+        let (Ok(t), Ok(s)) = (
+            <[u8; 16]>::try_from(span.trace_id.as_slice()),
+            <[u8; 8]>::try_from(span.span_id.as_slice()),
+        ) else {
+            continue;
+        };
+        let Some(attrs) = content.get(&(t, s)) else {
+            continue;
+        };
+        for (key, value) in attrs {
+            if span.attributes.iter().any(|kv| kv.key == *key) {
+                continue;
+            }
+            span.attributes.push(KeyValue {
+                key: (*key).to_string(),
+                value: Some(AnyValue {
+                    value: Some(Value::StringValue(value.clone())),
+                }),
+                ..Default::default()
+            });
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// A JSON string as its text, anything else as JSON text.
