@@ -99,7 +99,11 @@ fn log_rows(data_dir: &std::path::Path) -> RecordBatch {
         .collect();
     let mut batches = Vec::new();
     for f in &files {
-        let rel = f.strip_prefix(data_dir).unwrap().to_string_lossy().into_owned();
+        let rel = f
+            .strip_prefix(data_dir)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         assert!(
             rel.starts_with("logs/date=") && rel.contains("/hour="),
             "{rel}"
@@ -135,8 +139,18 @@ async fn http_protobuf_json_gzip_and_grpc_logs_are_stored_in_logs() {
         &request("logs-svc", tool_call_spans(1, T0)),
     )
     .await;
-    let pb = logs_request("logs-svc", vec![record(1, T0 + 10, "gen_ai.user.message", "hi")]);
-    let resp = post_logs(server.http_addr(), pb.encode_to_vec(), "application/x-protobuf", None, None).await;
+    let pb = logs_request(
+        "logs-svc",
+        vec![record(1, T0 + 10, "gen_ai.user.message", "hi")],
+    );
+    let resp = post_logs(
+        server.http_addr(),
+        pb.encode_to_vec(),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 200);
     assert_eq!(
         resp.headers()["content-type"].to_str().unwrap(),
@@ -155,12 +169,22 @@ async fn http_protobuf_json_gzip_and_grpc_logs_are_stored_in_logs() {
         hex(&trace_id(2)),
         hex(&span_id(2))
     );
-    let resp = post_logs(server.http_addr(), json.into_bytes(), "application/json", None, None).await;
+    let resp = post_logs(
+        server.http_addr(),
+        json.into_bytes(),
+        "application/json",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.text().await.unwrap(), "{}");
 
     // gzip protobuf
-    let gz = logs_request("logs-svc", vec![record(3, T0 + 20, "gen_ai.tool.message", "r")]);
+    let gz = logs_request(
+        "logs-svc",
+        vec![record(3, T0 + 20, "gen_ai.tool.message", "r")],
+    );
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     enc.write_all(&gz.encode_to_vec()).unwrap();
     let resp = post_logs(
@@ -235,7 +259,10 @@ async fn http_protobuf_json_gzip_and_grpc_logs_are_stored_in_logs() {
         strings(&rows, col::SERVICE_NAME),
         vec![Some("logs-svc".to_string()); 4]
     );
-    assert_eq!(strings(&rows, col::SCOPE_NAME)[0].as_deref(), Some("genai.events"));
+    assert_eq!(
+        strings(&rows, col::SCOPE_NAME)[0].as_deref(),
+        Some("genai.events")
+    );
     assert!(schemas::layout::logs_dir(dir.path())
         .join(schemas::layout::Partition::of_unix_nanos((T0 + 2 * hour) as i64).relative_dir())
         .is_dir());
@@ -255,18 +282,42 @@ async fn bad_logs_requests_get_the_same_answers_as_traces() {
     let resp = post_logs(addr, ok.clone(), "application/x-protobuf", None, None).await;
     assert_eq!(resp.status(), 401);
 
-    let resp = post_logs(addr, b"\xff\xff".to_vec(), "application/x-protobuf", None, Some("tok")).await;
+    let resp = post_logs(
+        addr,
+        b"\xff\xff".to_vec(),
+        "application/x-protobuf",
+        None,
+        Some("tok"),
+    )
+    .await;
     assert_eq!(resp.status(), 400);
     let status = json_or_pb_message(resp).await;
     assert!(status.contains("ExportLogsServiceRequest"), "{status}");
 
-    let resp = post_logs(addr, b"{\"resourceLogs\": 7}".to_vec(), "application/json", None, Some("tok")).await;
+    let resp = post_logs(
+        addr,
+        b"{\"resourceLogs\": 7}".to_vec(),
+        "application/json",
+        None,
+        Some("tok"),
+    )
+    .await;
     assert_eq!(resp.status(), 400);
     let answer = json_answer(resp).await;
     let message = answer["message"].as_str().unwrap();
-    assert!(message.contains("resourceLogs") && message.contains("ExportLogsServiceRequest"), "{message}");
+    assert!(
+        message.contains("resourceLogs") && message.contains("ExportLogsServiceRequest"),
+        "{message}"
+    );
 
-    let resp = post_logs(addr, vec![b' '; 5000], "application/json", None, Some("tok")).await;
+    let resp = post_logs(
+        addr,
+        vec![b' '; 5000],
+        "application/json",
+        None,
+        Some("tok"),
+    )
+    .await;
     assert_eq!(resp.status(), 413);
 
     // One record with a 3-byte span id: rejected, the other stored, partial success in JSON.
@@ -276,7 +327,14 @@ async fn bad_logs_requests_get_the_same_answers_as_traces() {
         {"timeUnixNano": T0.to_string(), "traceId": hex(&trace_id(3)), "spanId": hex(&span_id(3)), "body": {"stringValue": "kept"}},
         {"timeUnixNano": T0.to_string(), "traceId": hex(&trace_id(3)), "spanId": "010203", "body": {"stringValue": "dropped"}}
     ]}]}]});
-    let resp = post_logs(addr, serde_json::to_vec(&body).unwrap(), "application/json", None, Some("tok")).await;
+    let resp = post_logs(
+        addr,
+        serde_json::to_vec(&body).unwrap(),
+        "application/json",
+        None,
+        Some("tok"),
+    )
+    .await;
     assert_eq!(resp.status(), 200);
     let answer = json_answer(resp).await;
     assert_eq!(answer["partialSuccess"]["rejectedLogRecords"], "1");
@@ -286,7 +344,10 @@ async fn bad_logs_requests_get_the_same_answers_as_traces() {
         .contains("span_id has 3 bytes"));
     server.shutdown().await.unwrap();
     let rows = log_rows(dir.path());
-    assert_eq!(strings(&rows, col::BODY), vec![Some("\"kept\"".to_string())]);
+    assert_eq!(
+        strings(&rows, col::BODY),
+        vec![Some("\"kept\"".to_string())]
+    );
 }
 
 async fn json_or_pb_message(resp: reqwest::Response) -> String {
@@ -306,16 +367,32 @@ async fn json_or_pb_message(resp: reqwest::Response) -> String {
 async fn redaction_covers_log_bodies_and_content_attributes() {
     let dir = tempfile::tempdir().unwrap();
     let server = start_with(dir.path(), |c| c.redact_content = true).await;
-    let req = logs_request("x", vec![record(1, T0, "gen_ai.user.message", "secret prompt")]);
-    let resp = post_logs(server.http_addr(), req.encode_to_vec(), "application/x-protobuf", None, None).await;
+    let req = logs_request(
+        "x",
+        vec![record(1, T0, "gen_ai.user.message", "secret prompt")],
+    );
+    let resp = post_logs(
+        server.http_addr(),
+        req.encode_to_vec(),
+        "application/x-protobuf",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(resp.status(), 200);
     server.shutdown().await.unwrap();
     let rows = log_rows(dir.path());
-    assert_eq!(strings(&rows, col::BODY), vec![Some("\"[redacted]\"".to_string())]);
+    assert_eq!(
+        strings(&rows, col::BODY),
+        vec![Some("\"[redacted]\"".to_string())]
+    );
     let attrs: serde_json::Value =
         serde_json::from_str(strings(&rows, col::ATTRIBUTES)[0].as_deref().unwrap()).unwrap();
     assert_eq!(attrs["gen_ai.tool.call.result"], "[redacted]");
-    assert_eq!(attrs["gen_ai.provider.name"], "openai", "non-content attributes are kept");
+    assert_eq!(
+        attrs["gen_ai.provider.name"], "openai",
+        "non-content attributes are kept"
+    );
     let redacted = rows
         .column_by_name(col::CONTENT_REDACTED)
         .unwrap()

@@ -13,6 +13,7 @@ not observable, so the difference is the join and nothing else.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
@@ -211,9 +212,10 @@ def test_events_land_in_logs_and_feed_the_rules(transport, tripline_bin, tmp_pat
     con = duckdb.connect()
     rows = con.execute(
         f"""SELECT hex(trace_id), hex(span_id), event_name, body, attributes, severity_number,
-                   service_name, scope_name, scope_version, ingest_source, date, hour, time
+                   service_name, scope_name, scope_version, ingest_source, date, hour,
+                   coalesce(time_unix_nano, observed_time_unix_nano) AS t
             FROM read_parquet('{data_dir}/logs/**/*.parquet', hive_partitioning = true)
-            ORDER BY time_unix_nano"""
+            ORDER BY t"""
     ).fetchall()
     assert [(r[1].lower(), r[2]) for r in rows] == [
         ("%016x" % s["span_id"], s["event_name"]) for s in ids["sent"]
@@ -223,12 +225,13 @@ def test_events_land_in_logs_and_feed_the_rules(transport, tripline_bin, tmp_pat
     assert json.loads(by_name["gen_ai.user.message"][3]) == {"content": f"where is order A-1001? my key is {SECRET}"}
     tool_attrs = json.loads(by_name["gen_ai.tool.call.details"][4])
     assert tool_attrs["gen_ai.tool.call.result"] == TOOL_RESULT
-    assert by_name["gen_ai.tool.call.details"][3] is None
+    assert by_name["gen_ai.tool.call.details"][3] is None  # an empty body is no body
     for r in rows:
         assert r[5] == 9  # SeverityNumber.INFO
         assert (r[6], r[7], r[8]) == (SERVICE, "tripline.e2e.events", "1.0.0")
         assert r[9] == ("otlp-grpc" if transport == "grpc" else "otlp-http")
-        assert str(r[10]) == r[12].strftime("%Y-%m-%d") and r[11] == r[12].hour
+        when = datetime.fromtimestamp(r[12] / 1e9, tz=timezone.utc)
+        assert str(r[10]) == when.strftime("%Y-%m-%d") and r[11] == when.hour
     # The spans are where they always were.
     n_spans = con.execute(f"SELECT count(*) FROM read_parquet('{data_dir}/spans/**/*.parquet')").fetchone()[0]
     assert n_spans == 3
@@ -251,8 +254,8 @@ def test_events_land_in_logs_and_feed_the_rules(transport, tripline_bin, tmp_pat
     assert "log_records" not in without["scanned"]
 
     tl001, tl001_control = coverage(with_events, "TL001"), coverage(without, "TL001")
-    assert tl001_control["not_observable"] == 1 and tl001_control["examined"] == 0, tl001_control
-    assert tl001["not_observable"] == 0 and tl001["examined"] == 1, tl001
+    assert (tl001_control["examined"], tl001_control["not_observable"]) == (1, 1), tl001_control
+    assert (tl001["examined"], tl001["not_observable"]) == (1, 0), tl001
     assert [(f["span_id"], f["tool"]) for f in findings(with_events, "TL001")] == [(ids["tool"], TOOL)]
     assert findings(without, "TL001") == []
 

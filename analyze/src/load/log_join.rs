@@ -57,7 +57,11 @@ pub async fn join_logs(
         .table(LOGS_TABLE)
         .await
         .map_err(scan_err)?
-        .filter(col(lc::SPAN_ID).is_not_null().and(col(lc::TRACE_ID).is_not_null()))
+        .filter(
+            col(lc::SPAN_ID)
+                .is_not_null()
+                .and(col(lc::TRACE_ID).is_not_null()),
+        )
         .map_err(scan_err)?;
     if let Some(t) = filter.trace {
         df = df

@@ -7,9 +7,10 @@
 //! The snapshot registers table `spans` for DataFusion: the Hive-partitioned Parquet files with
 //! the explicit canonical schema (listing only the validated files, see [`allowlist`]), plus the
 //! WAL tail ([`wal_tail`]) with the same columns, as one table; and table `logs` the same way
-//! from `<data>/logs/` (OTLP log records, `schemas::logs`), empty when the store has none. A store on object storage
-//! (`--data-dir s3://bucket/prefix`) is listed and validated the same way through
-//! DataFusion's object store ([`object_listing`]); its WAL is on the collectors' disks.
+//! from `<data>/logs/` (OTLP log records, `schemas::logs`), empty when the store has none (and,
+//! for now, on object storage). A store on object storage (`--data-dir s3://bucket/prefix`) is
+//! listed and validated the same way through DataFusion's object store ([`object_listing`]); its
+//! WAL is on the collectors' disks.
 
 mod allowlist;
 mod empty;
@@ -38,12 +39,12 @@ use serde::Serialize;
 
 use crate::error::LoadError;
 use crate::load::{ScanFilter, PARTITION_COLUMNS, TABLE};
-
-/// Name of the log record table for SQL (`tripline query`).
-pub const LOGS_TABLE: &str = schemas::logs::LOGS_TABLE;
 use collector::store::remote::RemoteLocation;
 use object_listing::RemoteSource;
 use wal_tail::WalTail;
+
+/// Name of the log record table for SQL (`tripline query`).
+pub const LOGS_TABLE: &str = schemas::logs::LOGS_TABLE;
 
 /// A file that could not be read, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -175,13 +176,11 @@ impl Snapshot {
                 source: e,
             })?;
         let spans_dir = layout::spans_dir(data_dir).canonicalize().ok();
-        let log_paths =
-            collector::store::verify::table_part_files(data_dir, layout::Table::Logs).map_err(
-                |e| LoadError::List {
-                    path: layout::logs_dir(data_dir),
-                    source: e,
-                },
-            )?;
+        let log_paths = collector::store::verify::table_part_files(data_dir, layout::Table::Logs)
+            .map_err(|e| LoadError::List {
+            path: layout::logs_dir(data_dir),
+            source: e,
+        })?;
         let mut files = Vec::with_capacity(paths.len());
         let mut unreadable = Vec::new();
         let mut log_files = Vec::with_capacity(log_paths.len());

@@ -392,8 +392,8 @@ fn ingest_file(
             if !c.explicit && !named_traces && !looks_like_otlp_json(&bytes) {
                 return Err(FileError::NotOtlp);
             }
-            let (request, logs) = schemas::decode::decode_json_line_signals(&bytes, 0)
-                .map_err(|e| match e {
+            let (request, logs) =
+                schemas::decode::decode_json_line_signals(&bytes, 0).map_err(|e| match e {
                     // A whole file is not a line: report the inner error as a JSON body's.
                     schemas::DecodeError::JsonLine { source, .. } => *source,
                     other => other,
@@ -429,8 +429,7 @@ fn ingest_file(
                         }
                         checked = true;
                     }
-                    let (request, logs) =
-                        schemas::decode::decode_json_line_signals(&line, index)?;
+                    let (request, logs) = schemas::decode::decode_json_line_signals(&line, index)?;
                     drop(line);
                     send(destination, &request, &context, summary)?;
                     send_logs(destination, &logs, &context, summary)?;
@@ -517,11 +516,14 @@ fn send_logs(
 /// snake_case spellings).
 fn looks_like_otlp_json(bytes: &[u8]) -> bool {
     match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(serde_json::Value::Object(m)) => {
-            ["resourceSpans", "resource_spans", "resourceLogs", "resource_logs"]
-                .iter()
-                .any(|k| m.contains_key(*k))
-        }
+        Ok(serde_json::Value::Object(m)) => [
+            "resourceSpans",
+            "resource_spans",
+            "resourceLogs",
+            "resource_logs",
+        ]
+        .iter()
+        .any(|k| m.contains_key(*k)),
         _ => false,
     }
 }

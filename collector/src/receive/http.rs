@@ -158,12 +158,7 @@ async fn export_logs(
     export(state, headers, body, Signal::Logs).await
 }
 
-async fn export(
-    state: Arc<HttpState>,
-    headers: HeaderMap,
-    body: Body,
-    signal: Signal,
-) -> Response {
+async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: Signal) -> Response {
     let format = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -190,7 +190,9 @@ fn ingest_context(ctx: &Context) -> IngestContext {
 /// A refused conversion's answer: 413, resending cannot help.
 fn too_large(e: ConvertError) -> Refusal {
     match e {
-        ConvertError::TooLarge { .. } | ConvertError::Builder(_) => Refusal::TooLarge(e.to_string()),
+        ConvertError::TooLarge { .. } | ConvertError::Builder(_) => {
+            Refusal::TooLarge(e.to_string())
+        }
     }
 }
 

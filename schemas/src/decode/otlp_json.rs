@@ -42,7 +42,10 @@ pub(super) fn decode_any_value(body: &[u8]) -> Result<AnyValue, DecodeError> {
     Ok(parsed.0)
 }
 
-pub(super) fn json_error(e: serde_path_to_error::Error<serde_json::Error>, line_offset: usize) -> DecodeError {
+pub(super) fn json_error(
+    e: serde_path_to_error::Error<serde_json::Error>,
+    line_offset: usize,
+) -> DecodeError {
     let path = e.path().to_string();
     let path = if path == "." {
         "the top level".to_string()

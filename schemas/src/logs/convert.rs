@@ -89,11 +89,7 @@ pub fn convert_logs_request_bounded(
 /// Converts a log request with the default size bound; a refused request comes back with every
 /// record rejected and the reason.
 pub fn convert_logs_request(req: &ExportLogsServiceRequest, ctx: &IngestContext) -> Converted {
-    match convert_logs_request_bounded(
-        req,
-        ctx,
-        crate::convert::DEFAULT_MAX_CONVERTED_BYTES,
-    ) {
+    match convert_logs_request_bounded(req, ctx, crate::convert::DEFAULT_MAX_CONVERTED_BYTES) {
         Ok(c) => c,
         Err(e) => Converted {
             batch: RecordBatch::new_empty(log_schema()),
@@ -147,10 +143,12 @@ fn convert_logs(
             .iter()
             .rev()
             .find(|kv| kv.key == "service.name")
-            .and_then(|kv| match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
-                Some(Value::StringValue(s)) => Some(s.clone()),
-                _ => None,
-            });
+            .and_then(
+                |kv| match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+                    Some(Value::StringValue(s)) => Some(s.clone()),
+                    _ => None,
+                },
+            );
         for sl in &rl.scope_logs {
             let scope = sl.scope.as_ref();
             for r in &sl.log_records {
@@ -158,7 +156,10 @@ fn convert_logs(
                     Ok(v) => v,
                     Err(len) => {
                         rejected += 1;
-                        push_reason(&mut reasons, format!("log record trace_id has {len} bytes, expected 16 (or none)"));
+                        push_reason(
+                            &mut reasons,
+                            format!("log record trace_id has {len} bytes, expected 16 (or none)"),
+                        );
                         continue;
                     }
                 };
@@ -166,7 +167,10 @@ fn convert_logs(
                     Ok(v) => v,
                     Err(len) => {
                         rejected += 1;
-                        push_reason(&mut reasons, format!("log record span_id has {len} bytes, expected 8 (or none)"));
+                        push_reason(
+                            &mut reasons,
+                            format!("log record span_id has {len} bytes, expected 8 (or none)"),
+                        );
                         continue;
                     }
                 };
@@ -182,15 +186,19 @@ fn convert_logs(
                         .iter()
                         .rev()
                         .find(|kv| kv.key == EVENT_NAME_ATTRIBUTE)
-                        .and_then(|kv| match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
-                            Some(Value::StringValue(s)) => Some(s.as_str()),
-                            _ => None,
-                        })
+                        .and_then(
+                            |kv| match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+                                Some(Value::StringValue(s)) => Some(s.as_str()),
+                                _ => None,
+                            },
+                        )
                 } else {
                     Some(r.event_name.as_str())
                 };
-                let body_redacted = ctx.redact_content && r.body.is_some();
-                let body = r.body.as_ref().map(|v| {
+                // An empty `AnyValue` (what SDKs send for "no body") is no body.
+                let present = r.body.as_ref().filter(|v| v.value.is_some());
+                let body_redacted = ctx.redact_content && present.is_some();
+                let body = present.map(|v| {
                     if body_redacted {
                         Json::String(REDACTED.to_string()).to_string()
                     } else {
@@ -211,9 +219,11 @@ fn convert_logs(
                 b.body.append_option(body);
                 b.attributes.append_value(attrs_json.to_string());
                 b.flags.append_value(i64::from(r.flags));
-                b.dropped.append_value(i64::from(r.dropped_attributes_count));
+                b.dropped
+                    .append_value(i64::from(r.dropped_attributes_count));
                 b.service_name.append_option(service.as_deref());
-                b.resource_attributes.append_value(resource_json.to_string());
+                b.resource_attributes
+                    .append_value(resource_json.to_string());
                 b.scope_name
                     .append_option(scope.map(|s| s.name.as_str()).filter(|s| !s.is_empty()));
                 b.scope_version
@@ -318,5 +328,121 @@ pub fn any_value_json(v: &AnyValue) -> Json {
                 })
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Array, BinaryArray, BooleanArray, StringArray};
+
+    use super::*;
+
+    fn strings(batch: &RecordBatch, name: &str) -> Vec<Option<String>> {
+        let a = batch
+            .column_by_name(name)
+            .unwrap()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
+        (0..a.len())
+            .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
+            .collect()
+    }
+
+    fn ctx(redact: bool) -> IngestContext {
+        IngestContext {
+            received_at_unix_nano: 1_796_032_800_000_000_000,
+            source: "test".into(),
+            redact_content: redact,
+        }
+    }
+
+    /// Snake_case keys, enum names, a base64 id, an `event.name` attribute instead of the field,
+    /// an empty body, and a record with a bad span id.
+    const BODY: &str = r#"{"resource_logs":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},
+      "scope_logs":[{"scope":{"name":"s","version":"1"},"log_records":[
+        {"time_unix_nano":"1796032800000000001","severity_number":"SEVERITY_NUMBER_ERROR","trace_id":"0af7651916cd43dd8448eb211c80319c",
+         "span_id":"AAAAAAAAAKE=","attributes":[{"key":"event.name","value":{"stringValue":"gen_ai.user.message"}},
+         {"key":"gen_ai.input.messages","value":{"arrayValue":{"values":[{"kvlistValue":{"values":[{"key":"role","value":{"stringValue":"user"}}]}}]}}}],
+         "body":{"kvlistValue":{"values":[{"key":"content","value":{"stringValue":"hello"}}]}}},
+        {"observedTimeUnixNano":"1796032800000000002","body":{}},
+        {"time_unix_nano":"1796032800000000003","span_id":"0102"}
+      ]}]}]}"#;
+
+    #[test]
+    fn records_are_converted_with_names_bodies_and_rejections() {
+        let req = crate::decode::decode_logs_json(BODY.as_bytes()).unwrap();
+        let c = convert_logs_request(&req, &ctx(false));
+        assert_eq!((c.accepted, c.rejected), (2, 1));
+        assert_eq!(
+            c.rejection_reasons,
+            ["log record span_id has 2 bytes, expected 8 (or none)"]
+        );
+        let b = &c.batch;
+        assert_eq!(b.schema(), log_schema());
+        assert_eq!(
+            strings(b, super::super::schema::col::EVENT_NAME),
+            [Some("gen_ai.user.message".to_string()), None]
+        );
+        assert_eq!(
+            strings(b, super::super::schema::col::BODY),
+            [Some(r#"{"content":"hello"}"#.to_string()), None],
+            "an empty AnyValue is no body"
+        );
+        let attrs: Json = serde_json::from_str(
+            strings(b, super::super::schema::col::ATTRIBUTES)[0]
+                .as_deref()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            attrs["gen_ai.input.messages"],
+            serde_json::json!([{"role": "user"}])
+        );
+        let spans = b
+            .column_by_name(super::super::schema::col::SPAN_ID)
+            .unwrap()
+            .as_any()
+            .downcast_ref::<BinaryArray>()
+            .unwrap();
+        assert_eq!(spans.value(0), [0, 0, 0, 0, 0, 0, 0, 0xa1]);
+        assert!(spans.is_null(1), "no span id is null, not empty");
+        assert_eq!(
+            strings(b, super::super::schema::col::SERVICE_NAME),
+            [Some("svc".to_string()), Some("svc".to_string())]
+        );
+    }
+
+    #[test]
+    fn redaction_replaces_bodies_and_content_attributes_only() {
+        let req = crate::decode::decode_logs_json(BODY.as_bytes()).unwrap();
+        let c = convert_logs_request(&req, &ctx(true));
+        let b = &c.batch;
+        assert_eq!(
+            strings(b, super::super::schema::col::BODY),
+            [Some("\"[redacted]\"".to_string()), None]
+        );
+        let attrs: Json = serde_json::from_str(
+            strings(b, super::super::schema::col::ATTRIBUTES)[0]
+                .as_deref()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(attrs["gen_ai.input.messages"], "[redacted]");
+        assert_eq!(attrs["event.name"], "gen_ai.user.message");
+        let redacted = b
+            .column_by_name(super::super::schema::col::CONTENT_REDACTED)
+            .unwrap()
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .unwrap();
+        assert_eq!((redacted.value(0), redacted.value(1)), (true, false));
+    }
+
+    #[test]
+    fn an_oversize_request_is_refused_whole() {
+        let req = crate::decode::decode_logs_json(BODY.as_bytes()).unwrap();
+        let e = convert_logs_request_bounded(&req, &ctx(false), 10).unwrap_err();
+        assert!(matches!(e, ConvertError::TooLarge { limit: 10, .. }), "{e}");
     }
 }

@@ -90,9 +90,7 @@ pub fn content_attributes(events: &[EventRecord]) -> Vec<(&'static str, String)>
         match e.event_name.as_deref() {
             Some("gen_ai.system.message") => input.push(message("system", e.body.as_ref())),
             Some("gen_ai.user.message") => input.push(message("user", e.body.as_ref())),
-            Some("gen_ai.assistant.message") => {
-                input.push(message("assistant", e.body.as_ref()))
-            }
+            Some("gen_ai.assistant.message") => input.push(message("assistant", e.body.as_ref())),
             Some("gen_ai.tool.message") => input.push(tool_message(e.body.as_ref())),
             Some("gen_ai.choice") => output.push(choice(e.body.as_ref())),
             _ => {}
@@ -102,9 +100,7 @@ pub fn content_attributes(events: &[EventRecord]) -> Vec<(&'static str, String)>
     for (i, (attr, _)) in CONTENT_COLUMNS.iter().enumerate() {
         let rebuilt = match *attr {
             INPUT_MESSAGES if !input.is_empty() => Some(Json::Array(input.clone()).to_string()),
-            OUTPUT_MESSAGES if !output.is_empty() => {
-                Some(Json::Array(output.clone()).to_string())
-            }
+            OUTPUT_MESSAGES if !output.is_empty() => Some(Json::Array(output.clone()).to_string()),
             _ => None,
         };
         if let Some(v) = direct[i].take().or(rebuilt) {
@@ -286,12 +282,29 @@ mod tests {
             ev(
                 3,
                 "gen_ai.choice",
-                Some(json!({"index": 0, "finish_reason": "tool_calls", "message": {"content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\":1}"}}]}})),
+                Some(
+                    json!({"index": 0, "finish_reason": "tool_calls", "message": {"content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\":1}"}}]}}),
+                ),
                 json!({}),
             ),
-            ev(2, "gen_ai.user.message", Some(json!({"content": "find x"})), json!({})),
-            ev(1, "gen_ai.system.message", Some(json!({"content": "be brief"})), json!({})),
-            ev(4, "gen_ai.tool.message", Some(json!({"id": "c1", "content": "{\"ok\":true}"})), json!({})),
+            ev(
+                2,
+                "gen_ai.user.message",
+                Some(json!({"content": "find x"})),
+                json!({}),
+            ),
+            ev(
+                1,
+                "gen_ai.system.message",
+                Some(json!({"content": "be brief"})),
+                json!({}),
+            ),
+            ev(
+                4,
+                "gen_ai.tool.message",
+                Some(json!({"id": "c1", "content": "{\"ok\":true}"})),
+                json!({}),
+            ),
         ];
         let got = content_attributes(&events);
         let input: Json = serde_json::from_str(&got[0].1).unwrap();
@@ -317,14 +330,26 @@ mod tests {
     #[test]
     fn a_direct_attribute_wins_over_rebuilt_messages_and_unrelated_events_give_nothing() {
         let events = [
-            ev(1, "gen_ai.user.message", Some(json!({"content": "a"})), json!({})),
-            ev(2, "x", None, json!({"gen_ai.input.messages": "[\"direct\"]"})),
+            ev(
+                1,
+                "gen_ai.user.message",
+                Some(json!({"content": "a"})),
+                json!({}),
+            ),
+            ev(
+                2,
+                "x",
+                None,
+                json!({"gen_ai.input.messages": "[\"direct\"]"}),
+            ),
         ];
         assert_eq!(
             content_attributes(&events),
             vec![(INPUT_MESSAGES, "[\"direct\"]".to_string())]
         );
-        assert!(content_attributes(&[ev(1, "app.log", Some(json!("hello")), json!({}))]).is_empty());
+        assert!(
+            content_attributes(&[ev(1, "app.log", Some(json!("hello")), json!({}))]).is_empty()
+        );
     }
 
     #[test]
