@@ -291,3 +291,74 @@ def test_redacted_events_are_stored_redacted_and_are_not_evidence(tripline_bin, 
     report = check_json(run_tripline, data_dir)
     assert findings(report, "TL013") == []
     assert findings(report, "TL001") == []
+
+
+def test_recorded_logs_are_imported_from_collector_file_exporter_lines(tmp_path, run_tripline):
+    """`tripline ingest` of the OpenTelemetry Collector file exporter's JSON lines, where one line
+    holds resourceSpans and another resourceLogs: the records land in logs/ and are joined."""
+    trace_id, span_id = "0af7651916cd43dd8448eb211c80319c", "00000000000000a1"
+    span_line = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "file-svc"}}]},
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                "traceId": trace_id,
+                                "spanId": span_id,
+                                "name": f"execute_tool {TOOL}",
+                                "kind": 1,
+                                "startTimeUnixNano": "1796032800000000000",
+                                "endTimeUnixNano": "1796032801000000000",
+                                "attributes": [
+                                    {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+                                    {"key": "gen_ai.tool.name", "value": {"stringValue": TOOL}},
+                                ],
+                            }
+                        ]
+                    }
+                ],
+            }
+        ]
+    }
+    log_line = {
+        "resourceLogs": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "file-svc"}}]},
+                "scopeLogs": [
+                    {
+                        "logRecords": [
+                            {
+                                "timeUnixNano": "1796032800500000000",
+                                "traceId": trace_id,
+                                "spanId": span_id,
+                                "eventName": "gen_ai.tool.call.details",
+                                "attributes": [{"key": "gen_ai.tool.call.result", "value": {"stringValue": TOOL_RESULT}}],
+                            }
+                        ]
+                    }
+                ],
+            }
+        ]
+    }
+    export = tmp_path / "export.jsonl"
+    export.write_text(json.dumps(span_line) + "\n" + json.dumps(log_line) + "\n")
+    data_dir = tmp_path / "data"
+    proc = run_tripline("ingest", "--data-dir", str(data_dir), str(export))
+    assert proc.returncode == 0, proc.stderr
+    assert "1 spans accepted" in proc.stderr and "1 log records accepted" in proc.stderr
+    rows = (
+        duckdb.connect()
+        .execute(
+            f"SELECT hex(span_id), event_name, ingest_source, date, hour "
+            f"FROM read_parquet('{data_dir}/logs/**/*.parquet', hive_partitioning = true)"
+        )
+        .fetchall()
+    )
+    assert [(r[0].lower(), r[1], r[2]) for r in rows] == [(span_id, "gen_ai.tool.call.details", f"file:{export}")]
+    assert (str(rows[0][3]), rows[0][4]) == ("2026-11-30", 10)
+    report = check_json(run_tripline, data_dir)
+    assert report["scanned"]["log_records"] == 1 and report["scanned"]["spans_with_event_content"] == 1
+    assert (coverage(report, "TL001")["examined"], coverage(report, "TL001")["not_observable"]) == (1, 0)
+    assert [f["tool"] for f in findings(report, "TL001")] == [TOOL]
