@@ -276,7 +276,7 @@ fn push_reason(reasons: &mut Vec<String>, reason: String) {
 /// `Ok(None)` for an absent (empty or all-zero) id, `Ok(Some)` for one of the right length,
 /// `Err(len)` otherwise.
 fn id(bytes: &[u8], len: usize) -> Result<Option<&[u8]>, usize> {
-    if bytes.is_empty() || bytes.iter().all(|b| *b == 0) && bytes.len() == len {
+    if bytes.is_empty() || (bytes.len() == len && bytes.iter().all(|b| *b == 0)) {
         return Ok(None);
     }
     if bytes.len() != len {
