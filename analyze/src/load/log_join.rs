@@ -21,7 +21,9 @@ use datafusion::prelude::{col, lit, Expr, SessionContext};
 use datafusion::scalar::ScalarValue;
 use schemas::columns::{Fill, COLUMNS};
 use schemas::convert::{convert_request, IngestContext};
-use schemas::logs::events::{add_content_attributes, content_attributes, EventRecord};
+use schemas::logs::events::{
+    add_content_attributes, content_attributes, ContentBySpan, EventRecord, SpanKey,
+};
 use schemas::logs::schema::col as lc;
 use schemas::schema::col as c;
 
@@ -131,7 +133,7 @@ pub async fn join_logs(
     let mut reader = RowReader::default();
     let mut replaced: HashMap<Key, SpanRow> = HashMap::new();
     for batch in &full {
-        let Some(rebuilt) = enrich(batch, &content)? else {
+        let Some((rebuilt, changed)) = enrich(batch, &content)? else {
             continue;
         };
         let projected = project(&rebuilt, projection)?;
@@ -139,7 +141,9 @@ pub async fn join_logs(
         reader.append(&projected, &mut rows)?;
         for r in rows {
             let key = (r.trace_id, r.span_id);
-            if present.contains(&key) {
+            // Only spans that got content from their events (a span whose own attributes
+            // already had it all is left as it was scanned).
+            if present.contains(&key) && changed.contains(&(key.0 .0, key.1 .0)) {
                 replaced.insert(key, r);
             }
         }
@@ -204,19 +208,22 @@ fn read_events(batch: &RecordBatch, out: &mut HashMap<Key, Vec<EventRecord>>) {
 }
 
 /// The full canonical rows of `batch` with the content attributes their events carry added
-/// (where the span lacks them) and converted again; derived facts the span already had are
-/// kept. `None` when no row of `batch` gets anything.
+/// (where the span lacks them) and converted again, and the spans that got any; derived facts
+/// the span already had are kept. `None` when no row of `batch` gets anything.
 fn enrich(
     batch: &RecordBatch,
     content: &HashMap<Key, Vec<(&'static str, String)>>,
-) -> Result<Option<RecordBatch>, LoadError> {
+) -> Result<Option<(RecordBatch, HashSet<SpanKey>)>, LoadError> {
     let mut request =
         schemas::batch_to_request(batch).map_err(|e| LoadError::LogJoin(e.to_string()))?;
-    let by_bytes: HashMap<([u8; 16], [u8; 8]), Vec<(&'static str, String)>> = content
+    let by_bytes: ContentBySpan = content
         .iter()
         .map(|((t, s), v)| ((t.0, s.0), v.clone()))
         .collect();
-    if !add_content_attributes(&mut request, &by_bytes) {
+    let changed: HashSet<SpanKey> = add_content_attributes(&mut request, &by_bytes)
+        .into_iter()
+        .collect();
+    if changed.is_empty() {
         return Ok(None);
     }
     let converted = convert_request(
@@ -254,7 +261,7 @@ fn enrich(
         columns.push(column);
     }
     RecordBatch::try_new(new.schema(), columns)
-        .map(Some)
+        .map(|b| Some((b, changed)))
         .map_err(|e| LoadError::LogJoin(e.to_string()))
 }
 

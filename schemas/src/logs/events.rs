@@ -110,14 +110,20 @@ pub fn content_attributes(events: &[EventRecord]) -> Vec<(&'static str, String)>
     out
 }
 
+/// A span's identity: trace id and span id.
+pub type SpanKey = ([u8; 16], [u8; 8]);
+
+/// Content attributes (name, value) per span, from its events.
+pub type ContentBySpan = HashMap<SpanKey, Vec<(&'static str, String)>>;
+
 /// Adds to every span of `request` the content attributes `content` holds for it (by trace id
-/// and span id) that the span does not have itself: attributes on the span win. Returns whether
-/// any span got one.
+/// and span id) that the span does not have itself: attributes on the span win. Returns the
+/// spans that got at least one.
 pub fn add_content_attributes(
     request: &mut ExportTraceServiceRequest,
-    content: &HashMap<([u8; 16], [u8; 8]), Vec<(&'static str, String)>>,
-) -> bool {
-    let mut changed = false;
+    content: &ContentBySpan,
+) -> Vec<SpanKey> {
+    let mut changed = Vec::new();
     for span in request
         .resource_spans
         .iter_mut()
@@ -144,7 +150,9 @@ pub fn add_content_attributes(
                 }),
                 ..Default::default()
             });
-            changed = true;
+            if changed.last() != Some(&(t, s)) {
+                changed.push((t, s));
+            }
         }
     }
     changed
