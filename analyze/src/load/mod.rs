@@ -10,8 +10,10 @@
 //! asks for them.
 //!
 //! [`rows`] turns the scanned batches into `SpanRow`s: loading ends there, the model starts from
-//! the rows.
+//! the rows. [`log_join`] first joins OTLP log records (GenAI events, table `logs`) to the rows of
+//! their spans, so content sent as events feeds the same derived facts as span attributes.
 
+pub mod log_join;
 pub mod rows;
 
 use std::path::Path;
@@ -81,7 +83,7 @@ pub async fn scan_store(
 ) -> Result<StoreScan, LoadError> {
     let mut snapshot = Snapshot::take(data_dir).await?;
     snapshot.require_data()?;
-    let (ctx, parts) = match scan_once(&snapshot, data_dir, filter, projection).await {
+    let (ctx, mut parts) = match scan_once(&snapshot, data_dir, filter, projection).await {
         Ok(done) => done,
         // A file whose footer is fine but whose data is not: find it by decoding the files,
         // name it, skip it and scan the rest once more.
@@ -106,6 +108,11 @@ pub async fn scan_store(
     let wal_spans = wal_spans_matching(&ctx, &snapshot, filter)
         .await
         .map_err(scan_err)?;
+    let joined = if snapshot.total_log_records() > 0 {
+        log_join::join_logs(&ctx, filter, projection, &mut parts).await?
+    } else {
+        log_join::Joined::default()
+    };
     Ok(StoreScan {
         parts,
         scanned: Scanned {
@@ -113,6 +120,8 @@ pub async fn scan_store(
             spans,
             wal_spans,
             unreadable_files: snapshot.all_unreadable(),
+            log_records: joined.log_records,
+            spans_with_event_content: joined.spans,
         },
     })
 }

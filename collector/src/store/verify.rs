@@ -20,12 +20,17 @@ use serde::Serialize;
 use crate::store::part_file::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
 use crate::store::wal::checkpoint::Checkpoint;
 
-use schemas::layout::{self, SPANS_DIR, WAL_DIR};
+use schemas::layout::{self, Table, SPANS_DIR, WAL_DIR};
 
 /// The committed part files under `<data_dir>/spans`: every `*.parquet` file that is not hidden,
 /// sorted by path. Empty when there is no `spans/` directory.
 pub fn part_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let root = data_dir.join(SPANS_DIR);
+    table_part_files(data_dir, Table::Spans)
+}
+
+/// The committed part files of `table` (`spans/` or `logs/`), as [`part_files`].
+pub fn table_part_files(data_dir: &Path, table: Table) -> std::io::Result<Vec<PathBuf>> {
+    let root = table.dir(data_dir);
     if !root.is_dir() {
         return Ok(Vec::new());
     }
@@ -52,14 +57,20 @@ pub fn part_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Leftover (or in-progress) temporary part files under `<data_dir>/spans`.
+/// Leftover (or in-progress) temporary part files under `<data_dir>/spans` and `<data_dir>/logs`.
 pub fn tmp_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let root = data_dir.join(SPANS_DIR);
-    if !root.is_dir() {
-        return Ok(Vec::new());
-    }
     let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
+    for table in Table::ALL {
+        let root = table.dir(data_dir);
+        if root.is_dir() {
+            tmp_files_under(&root, &mut out);
+        }
+    }
+    Ok(out)
+}
+
+fn tmp_files_under(root: &Path, out: &mut Vec<PathBuf>) {
+    for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
         let Ok(entry) = entry else { continue };
         let name = entry.file_name().to_string_lossy();
         let being_written = name
@@ -69,7 +80,6 @@ pub fn tmp_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             out.push(entry.into_path());
         }
     }
-    Ok(out)
 }
 
 /// The WAL records a part file holds for its partition (see [`crate::store::committed_records`]).
@@ -155,6 +165,9 @@ pub fn decode_all(path: &Path) -> Result<u64, String> {
 
 /// Whether a schema version written in a file is one this build can read.
 pub fn known_schema_version(v: &str) -> bool {
+    if v == schemas::logs::schema::LOG_SCHEMA_VERSION {
+        return true;
+    }
     let current: u32 = schemas::SCHEMA_VERSION.parse().unwrap_or(1);
     v.parse::<u32>().is_ok_and(|n| (1..=current).contains(&n))
 }
@@ -359,8 +372,10 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
         })
     };
     let files = part_files(data_dir).map_err(io)?;
+    let log_files = table_part_files(data_dir, Table::Logs).map_err(io)?;
     let mut rows = 0u64;
-    for path in &files {
+    for path in files.iter().chain(&log_files) {
+        let is_span_file = !log_files.contains(path);
         let footer = match read_footer(path) {
             Ok(f) => f,
             Err(e) => {
@@ -395,7 +410,7 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
             );
         }
         match decode_all(path) {
-            Ok(n) if n == footer.rows => rows += n,
+            Ok(n) if n == footer.rows => rows += if is_span_file { n } else { 0 },
             Ok(n) => problem(
                 path,
                 format!("decoded {n} rows, the file metadata says {}", footer.rows),
