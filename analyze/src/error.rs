@@ -43,6 +43,9 @@ pub enum LoadError {
     /// Arrow failed while reading a batch.
     #[error("reading spans failed: {0}")]
     Arrow(#[from] arrow::error::ArrowError),
+    /// Joining log records (GenAI events) to their spans failed.
+    #[error("joining log records to their spans failed: {0}; this is a bug in tripline, please report it")]
+    LogJoin(String),
 }
 
 /// Why a scan read no span (diagnosed by `store::Snapshot`). An empty result is never reported

@@ -1,5 +1,6 @@
 //! `tripline query "SQL"`: DataFusion SQL over the store, registered as table `spans` with the
-//! explicit canonical schema (plus the `date` / `hour` partition columns).
+//! explicit canonical schema (plus the `date` / `hour` partition columns), and table `logs`
+//! (OTLP log records, GenAI events: `schemas::logs`) the same way.
 
 use std::path::Path;
 
@@ -13,7 +14,7 @@ use crate::store::{Scanned, Snapshot};
 pub enum QueryError {
     #[error(transparent)]
     Load(#[from] crate::error::LoadError),
-    #[error("query failed: {0}; the table is `spans`, see `tripline query 'DESCRIBE spans'`")]
+    #[error("query failed: {0}; the tables are `spans` and `logs`, see `tripline query 'DESCRIBE spans'`")]
     Sql(datafusion::error::DataFusionError),
 }
 
@@ -46,6 +47,7 @@ pub async fn run_query(
         spans: snapshot.total_spans(),
         wal_spans: snapshot.wal_spans(),
         unreadable_files: snapshot.all_unreadable(),
+        ..Scanned::default()
     };
     Ok((batches, scanned))
 }

@@ -32,7 +32,7 @@ use schemas::schema::col as c;
 
 use crate::error::LoadError;
 use crate::load::index::{self, TraceExtent, TraceSet};
-use crate::load::{scan_window, Projection, ScanFilter};
+use crate::load::{log_join, scan_window, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, TraceId};
 use crate::policy::Policy;
@@ -298,6 +298,8 @@ pub async fn check_windows(
     drop(idx.traces);
     let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
     let mut largest = 0;
+    let has_logs = snapshot.total_log_records() > 0;
+    let (mut log_records, mut event_spans) = (0, 0);
     let path = data_dir.join("spans").display().to_string();
     let scan_err = |cause| LoadError::Scan {
         path: path.clone(),
@@ -331,15 +333,28 @@ pub async fn check_windows(
             w.to_ns,
         ));
         let t0 = std::time::Instant::now();
-        let parts = scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)
+        let mut parts = scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)
             .await
             .map_err(|e| WindowError::load(e, "read a window", options.memory_limit))?;
         drop(keep);
+        let core: HashSet<TraceId> = w.core.iter().copied().collect();
+        if has_logs {
+            // GenAI events sent as log records, joined to this window's spans. The logs table
+            // is read once per window: log records are few next to spans (one per model call
+            // or tool payload), and a window holds only its own spans' rows.
+            let joined =
+                log_join::join_logs(&ctx, filter, projection, &mut parts, &|t| core.contains(t))
+                    .await
+                    .map_err(|e| {
+                        WindowError::load(e, "join log records to a window", options.memory_limit)
+                    })?;
+            log_records = joined.log_records;
+            event_spans += joined.spans;
+        }
         let t1 = t0.elapsed();
         let rows: usize = parts.iter().map(Vec::len).sum();
         let model = Model::from_parts(parts);
         let t2 = t0.elapsed();
-        let core: HashSet<TraceId> = w.core.iter().copied().collect();
         let input = RuleInput::window(&model, policy, facts.clone(), &core);
         for (acc, part) in merged.iter_mut().zip(crate::rules::scan_all(rules, &input)) {
             acc.merge(part);
@@ -369,7 +384,10 @@ pub async fn check_windows(
         windows: windows.len(),
         largest_window_spans: largest,
     };
-    Ok((crate::rules::report(rules, outcomes), idx.scanned, stats))
+    let mut scanned = idx.scanned;
+    scanned.log_records = log_records;
+    scanned.spans_with_event_content = event_spans;
+    Ok((crate::rules::report(rules, outcomes), scanned, stats))
 }
 
 /// The error for window `number` (0-based) of `windows` not fitting in `limit` bytes.

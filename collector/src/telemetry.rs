@@ -93,6 +93,10 @@ pub struct Stats {
     /// A request refused at admission, before its body is read, has no known span count: it
     /// shows only in the per-status request counts.
     pub spans_refused: AtomicU64,
+    /// OTLP log records converted and acknowledged (in the WAL).
+    pub log_records_accepted: AtomicU64,
+    /// Log records rejected by validation (reported back in `partial_success`).
+    pub log_records_rejected: AtomicU64,
     /// Requests whose body was decoded and converted (a request refused at admission, before its
     /// body is read, is not counted).
     pub requests_decoded: AtomicU64,
@@ -159,7 +163,8 @@ impl Stats {
             let _ = writeln!(out, "# TYPE tripline_{name} {kind}");
             let _ = writeln!(out, "tripline_{name} {value}");
         };
-        let counters: [(&str, &str, &AtomicU64); 16] = [
+        let counters: [(&str, &str, &AtomicU64); 18] = [
+
             (
                 "spans_accepted_total",
                 "Spans acknowledged (in the WAL).",
@@ -174,6 +179,15 @@ impl Stats {
                 "spans_refused_total",
                 "Spans refused after conversion because the queue was full.",
                 &self.spans_refused,
+            ),            (
+                "log_records_accepted_total",
+                "OTLP log records acknowledged (in the WAL).",
+                &self.log_records_accepted,
+            ),
+            (
+                "log_records_rejected_total",
+                "OTLP log records rejected by validation (reported in partial_success).",
+                &self.log_records_rejected,
             ),
             (
                 "requests_decoded_total",
@@ -304,6 +318,7 @@ impl Stats {
             spans_accepted = get(&self.spans_accepted),
             spans_rejected = get(&self.spans_rejected),
             spans_refused = get(&self.spans_refused),
+            log_records_accepted = get(&self.log_records_accepted),
             requests_decoded = get(&self.requests_decoded),
             rows_committed = get(&self.rows_committed),
             files_committed = get(&self.files_committed),

@@ -272,6 +272,7 @@ pub async fn query(data_dir: &Path, sql: &str, limits: QueryLimits) -> Result<Va
         spans: snapshot.total_spans(),
         wal_spans: snapshot.wal_spans(),
         unreadable_files: snapshot.all_unreadable(),
+        ..Scanned::default()
     };
     Ok(json!({
         "columns": columns,

@@ -9,24 +9,22 @@
 //! CLIENT > `tools/call` SERVER across a host and a server resource — over the seed catalogs, with
 //! a small share of tool errors and of broken propagation, and the opt-in content attributes
 //! (`gen_ai.tool.definitions`, arguments, results) on a configurable share of agent runs.
+//!
+//! The runs are built by `synth::agent_runs` (the workspace's one synthetic span generator) over
+//! the seed catalogs of [`crate::catalog`]; this module picks the catalogs and writes or sends
+//! the requests.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{InstrumentationScope, KeyValue};
-use opentelemetry_proto::tonic::resource::v1::Resource;
-use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
-use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
-use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status};
 use prost::Message;
 use serde_json::{json, Value};
 
 use crate::catalog::{self, ServerKind, ServerVariant};
 use crate::error::SamplesError;
-use synth::kv::{kv_int, kv_str, kv_strs};
-use synth::SplitMix64;
+use synth::{RunBuilder, RunSystem, RunTool};
 
 /// Output encoding of scale files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,26 +63,8 @@ pub struct ScaleReport {
     pub bytes: u64,
 }
 
-fn resource(service: &str, role: &str) -> Resource {
-    Resource {
-        attributes: vec![
-            kv_str("service.name", service),
-            kv_str("service.version", env!("CARGO_PKG_VERSION")),
-            kv_str("tripline.samples.role", role),
-        ],
-        ..Default::default()
-    }
-}
-
-/// One system's catalog, precomputed.
-struct System {
-    agent: &'static str,
-    server: ServerKind,
-    tools: Vec<Value>,
-    definitions: String,
-}
-
-fn systems() -> Vec<System> {
+/// The seed systems' catalogs as synth's agent runs call them.
+fn systems() -> Vec<RunSystem> {
     [
         ("crm-assistant", ServerKind::Crm, ServerVariant::default()),
         ("atlas-field-service", ServerKind::AtlasTickets, ServerVariant::default()),
@@ -99,286 +79,20 @@ fn systems() -> Vec<System> {
             .iter()
             .map(|t| json!({"type": "function", "name": t["name"], "description": t["description"], "parameters": t["inputSchema"]}))
             .collect();
-        System { agent, server, tools, definitions: Value::Array(defs).to_string() }
+        RunSystem {
+            agent: agent.to_string(),
+            server_service: server.service_name().to_string(),
+            tools: tools
+                .iter()
+                .map(|t| RunTool {
+                    name: t["name"].as_str().unwrap_or_default().to_string(),
+                    write: t["annotations"]["readOnlyHint"] != json!(true),
+                })
+                .collect(),
+            definitions: Value::Array(defs).to_string(),
+        }
     })
     .collect()
-}
-
-struct Batch {
-    host: Vec<Span>,
-    server: Vec<Span>,
-    host_service: String,
-    server_service: &'static str,
-}
-
-/// Builds one agent run's spans into `batch`; returns the number of spans added.
-fn agent_run(
-    rng: &mut SplitMix64,
-    sys: &System,
-    content: bool,
-    clock: &mut u64,
-    run_no: u64,
-    batch: &mut Batch,
-) -> u64 {
-    let trace_id = {
-        let mut t = rng.next_u64().to_be_bytes().to_vec();
-        t.extend_from_slice(&rng.next_u64().to_be_bytes());
-        t
-    };
-    let id = |rng: &mut SplitMix64| rng.next_u64().max(1).to_be_bytes().to_vec();
-    let conv = format!("conv-{run_no:016x}");
-    let mut count = 0;
-    let root_id = id(rng);
-    let root_start = *clock;
-    let calls = 1 + rng.below(4);
-    let mut children: Vec<Span> = Vec::new();
-    let mut server_spans: Vec<Span> = Vec::new();
-    let span = |trace_id: &[u8],
-                span_id: Vec<u8>,
-                parent: &[u8],
-                name: String,
-                kind: SpanKind,
-                start: u64,
-                end: u64,
-                attributes: Vec<KeyValue>| Span {
-        trace_id: trace_id.to_vec(),
-        span_id,
-        parent_span_id: parent.to_vec(),
-        name,
-        kind: kind as i32,
-        start_time_unix_nano: start,
-        end_time_unix_nano: end,
-        attributes,
-        ..Default::default()
-    };
-    for n in 0..=calls {
-        let t0 = *clock + 1_000_000;
-        let last = n == calls;
-        let mut attrs = vec![
-            kv_str("gen_ai.operation.name", "chat"),
-            kv_str("gen_ai.provider.name", "scripted"),
-            kv_str("gen_ai.request.model", "scripted-planner-1"),
-            kv_str("gen_ai.response.model", "scripted-planner-1"),
-            kv_strs(
-                "gen_ai.response.finish_reasons",
-                &[if last { "stop" } else { "tool_call" }],
-            ),
-            kv_str("gen_ai.conversation.id", conv.clone()),
-            kv_int("gen_ai.usage.input_tokens", 180 + 95 * n as i64),
-            kv_int("gen_ai.usage.output_tokens", 42),
-        ];
-        if content {
-            attrs.push(kv_str("gen_ai.tool.definitions", sys.definitions.clone()));
-        }
-        let chat_end = t0 + 400_000_000 + rng.below(600_000_000);
-        children.push(span(
-            &trace_id,
-            id(rng),
-            &root_id,
-            "chat scripted-planner-1".into(),
-            SpanKind::Client,
-            t0,
-            chat_end,
-            attrs,
-        ));
-        count += 1;
-        *clock = chat_end;
-        if last {
-            break;
-        }
-        let tool = &sys.tools[rng.below(sys.tools.len() as u64) as usize];
-        let name = tool["name"].as_str().unwrap_or_default().to_string();
-        let write = tool["annotations"]["readOnlyHint"] != json!(true);
-        let call_id = format!("call_{}", n + 1);
-        if write {
-            for decision in ["require_approval", "allow"] {
-                let g0 = *clock + 100_000;
-                let g1 = g0
-                    + if decision == "allow" {
-                        20_000
-                    } else {
-                        2_000_000_000
-                    };
-                children.push(span(
-                    &trace_id,
-                    id(rng),
-                    &root_id,
-                    "guardrail write-approval".into(),
-                    SpanKind::Internal,
-                    g0,
-                    g1,
-                    vec![
-                        kv_str("guardrail.name", "write-approval"),
-                        kv_str("guardrail.decision", decision),
-                        kv_str("gen_ai.tool.name", name.clone()),
-                        kv_str("gen_ai.tool.call.id", call_id.clone()),
-                        kv_str("gen_ai.conversation.id", conv.clone()),
-                    ],
-                ));
-                count += 1;
-                *clock = g1;
-            }
-        }
-        let is_error = rng.chance(0.03);
-        let propagate = !rng.chance(0.01);
-        let e0 = *clock + 100_000;
-        let c0 = e0 + 50_000;
-        let s0 = c0 + 350_000;
-        let s1 = s0 + 3_600_000 + rng.below(40_000_000);
-        let c1 = s1 + 300_000;
-        let e1 = c1 + 200_000;
-        let exec_id = id(rng);
-        let client_id = id(rng);
-        let req_id = (n + 2).to_string();
-        let mut exec_attrs = vec![
-            kv_str("gen_ai.operation.name", "execute_tool"),
-            kv_str("gen_ai.tool.name", name.clone()),
-            kv_str("gen_ai.tool.call.id", call_id),
-            kv_str("gen_ai.tool.type", "function"),
-            kv_str("gen_ai.conversation.id", conv.clone()),
-            kv_str("gen_ai.provider.name", "scripted"),
-        ];
-        if content {
-            exec_attrs.push(kv_str(
-                "gen_ai.tool.call.arguments",
-                "{\"id\":\"SR-20031\"}",
-            ));
-            exec_attrs.push(kv_str("gen_ai.tool.call.result", if is_error {
-                "{\"content\":[{\"type\":\"text\",\"text\":\"not found\"}],\"isError\":true}".to_string()
-            } else {
-                "{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"ok\\\":true}\"}],\"structuredContent\":{\"ok\":true},\"isError\":false}".to_string()
-            }));
-        }
-        let mut exec = span(
-            &trace_id,
-            exec_id.clone(),
-            &root_id,
-            format!("execute_tool {name}"),
-            SpanKind::Internal,
-            e0,
-            e1,
-            exec_attrs,
-        );
-        let client = span(
-            &trace_id,
-            client_id.clone(),
-            &exec_id,
-            format!("tools/call {name}"),
-            SpanKind::Client,
-            c0,
-            c1,
-            vec![
-                kv_str("mcp.method.name", "tools/call"),
-                kv_str("jsonrpc.request.id", req_id.clone()),
-                kv_str("gen_ai.tool.name", name.clone()),
-                kv_str("network.transport", "pipe"),
-            ],
-        );
-        let mut server_attrs = vec![
-            kv_str("mcp.method.name", "tools/call"),
-            kv_str("jsonrpc.request.id", req_id),
-            kv_str("gen_ai.operation.name", "execute_tool"),
-            kv_str("gen_ai.tool.name", name.clone()),
-            kv_str("mcp.protocol.version", "2026-07-28"),
-            kv_str("network.transport", "pipe"),
-        ];
-        let mut server_span = if propagate {
-            span(
-                &trace_id,
-                id(rng),
-                &client_id,
-                format!("tools/call {name}"),
-                SpanKind::Server,
-                s0,
-                s1,
-                Vec::new(),
-            )
-        } else {
-            let mut orphan_trace = rng.next_u64().to_be_bytes().to_vec();
-            orphan_trace.extend_from_slice(&rng.next_u64().to_be_bytes());
-            span(
-                &orphan_trace,
-                id(rng),
-                &[],
-                format!("tools/call {name}"),
-                SpanKind::Server,
-                s0,
-                s1,
-                Vec::new(),
-            )
-        };
-        if is_error {
-            server_attrs.push(kv_str("error.type", "tool_error"));
-            server_span.status = Some(Status {
-                code: StatusCode::Error as i32,
-                message: String::new(),
-            });
-            exec.attributes.push(kv_str("error.type", "tool_error"));
-            exec.status = Some(Status {
-                code: StatusCode::Error as i32,
-                message: String::new(),
-            });
-        }
-        server_span.attributes = server_attrs;
-        children.push(exec);
-        children.push(client);
-        server_spans.push(server_span);
-        count += 3;
-        *clock = e1;
-    }
-    let root = span(
-        &trace_id,
-        root_id.clone(),
-        &[],
-        format!("invoke_agent {}", sys.agent),
-        SpanKind::Internal,
-        root_start,
-        *clock + 1_000_000,
-        vec![
-            kv_str("gen_ai.operation.name", "invoke_agent"),
-            kv_str("gen_ai.agent.name", sys.agent),
-            kv_str("gen_ai.conversation.id", conv),
-            kv_str("gen_ai.provider.name", "scripted"),
-            kv_str("gen_ai.request.model", "scripted-planner-1"),
-        ],
-    );
-    batch.host.push(root);
-    batch.host.extend(children);
-    batch.server.extend(server_spans);
-    *clock += 2_000_000;
-    count + 1
-}
-
-fn request_of(batch: Batch) -> ExportTraceServiceRequest {
-    let scope = |name: &str| {
-        Some(InstrumentationScope {
-            name: name.to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            ..Default::default()
-        })
-    };
-    ExportTraceServiceRequest {
-        resource_spans: vec![
-            ResourceSpans {
-                resource: Some(resource(&batch.host_service, "agent-host")),
-                scope_spans: vec![ScopeSpans {
-                    scope: scope("tripline-samples/agent-host"),
-                    spans: batch.host,
-                    schema_url: String::new(),
-                }],
-                schema_url: String::new(),
-            },
-            ResourceSpans {
-                resource: Some(resource(batch.server_service, "mcp-server")),
-                scope_spans: vec![ScopeSpans {
-                    scope: scope("tripline-samples/mcp-server"),
-                    spans: batch.server,
-                    schema_url: String::new(),
-                }],
-                schema_url: String::new(),
-            },
-        ],
-    }
 }
 
 /// Emits one request: a file, or a POST with bounded retries on 429/503 (honouring Retry-After).
@@ -467,33 +181,24 @@ pub fn generate(options: &ScaleOptions) -> Result<ScaleReport, SamplesError> {
         ),
         ScaleTarget::Dir(..) => None,
     };
-    let systems = systems();
-    let mut rng = SplitMix64::chained(options.seed);
-    let mut clock = options.start_unix_nanos;
+    let mut runs = RunBuilder::new(
+        options.seed,
+        options.start_unix_nanos,
+        options.content_share,
+        systems(),
+        env!("CARGO_PKG_VERSION"),
+    );
     let mut report = ScaleReport {
         spans: 0,
         requests: 0,
         bytes: 0,
     };
-    let mut run_no = 0u64;
     while report.spans < options.spans {
-        let sys = &systems[rng.below(systems.len() as u64) as usize];
-        let mut batch = Batch {
-            host: Vec::new(),
-            server: Vec::new(),
-            host_service: format!("{}-host", sys.agent),
-            server_service: sys.server.service_name(),
-        };
-        let mut in_batch = 0u64;
-        while in_batch < options.batch_spans as u64 && report.spans + in_batch < options.spans {
-            let content = rng.chance(options.content_share);
-            run_no += 1;
-            in_batch += agent_run(&mut rng, sys, content, &mut clock, run_no, &mut batch);
-        }
-        let request = request_of(batch);
+        let up_to = (options.batch_spans as u64).min(options.spans - report.spans);
+        let (request, spans) = runs.build(up_to);
         report.bytes += emit(&options.target, client.as_ref(), report.requests, &request)?;
         report.requests += 1;
-        report.spans += in_batch;
+        report.spans += spans;
     }
     Ok(report)
 }
@@ -501,6 +206,7 @@ pub fn generate(options: &ScaleOptions) -> Result<ScaleReport, SamplesError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use opentelemetry_proto::tonic::trace::v1::Span;
 
     fn opts(dir: PathBuf, spans: u64, share: f64) -> ScaleOptions {
         ScaleOptions {

@@ -8,7 +8,9 @@
 //! collector returns it verbatim to the client in a 400.
 
 mod otlp_json;
+mod otlp_json_logs;
 
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::AnyValue;
 use prost::Message;
@@ -56,6 +58,43 @@ pub fn decode_json_line(
     index: usize,
 ) -> Result<ExportTraceServiceRequest, DecodeError> {
     otlp_json::decode_request(line, index).map_err(|e| DecodeError::JsonLine {
+        line: index + 1,
+        source: Box::new(e),
+    })
+}
+
+/// Decodes a serialized protobuf `ExportLogsServiceRequest` (OTLP/HTTP `/v1/logs` body or the
+/// message carried by the gRPC LogsService).
+pub fn decode_logs_protobuf(body: &[u8]) -> Result<ExportLogsServiceRequest, DecodeError> {
+    ExportLogsServiceRequest::decode(body).map_err(|e| DecodeError::LogsProtobuf(e.to_string()))
+}
+
+/// Decodes an OTLP/JSON `ExportLogsServiceRequest`, as leniently as [`decode_json`].
+pub fn decode_logs_json(body: &[u8]) -> Result<ExportLogsServiceRequest, DecodeError> {
+    otlp_json_logs::decode_logs_request(body, 0).map_err(|e| match e {
+        DecodeError::Json {
+            path,
+            line,
+            column,
+            message,
+        } => DecodeError::LogsJson {
+            path,
+            line,
+            column,
+            message,
+        },
+        other => other,
+    })
+}
+
+/// Decodes line `index` (0-based) of a recorded file that may carry `resourceSpans`,
+/// `resourceLogs` or both (the OpenTelemetry Collector's file exporter writes either per line);
+/// either request may come back empty. Errors name the line like [`decode_json_lines`].
+pub fn decode_json_line_signals(
+    line: &[u8],
+    index: usize,
+) -> Result<(ExportTraceServiceRequest, ExportLogsServiceRequest), DecodeError> {
+    otlp_json_logs::decode_signals(line, index).map_err(|e| DecodeError::JsonLine {
         line: index + 1,
         source: Box::new(e),
     })

@@ -24,6 +24,21 @@ pub enum DecodeError {
         /// What was wrong with it.
         message: String,
     },
+    /// The body is not a valid protobuf `ExportLogsServiceRequest`.
+    #[error("invalid OTLP protobuf logs body: {0}; send a serialized ExportLogsServiceRequest (Content-Type: application/x-protobuf)")]
+    LogsProtobuf(String),
+    /// The body is not valid OTLP/JSON logs; fields as in [`DecodeError::Json`].
+    #[error("invalid OTLP/JSON at {path} (line {line}, column {column}): {message}; send an ExportLogsServiceRequest in OTLP/JSON (hex ids, lowerCamelCase keys)")]
+    LogsJson {
+        /// JSON path of the value that failed, e.g. `resourceLogs[0].scopeLogs[0].logRecords[2].spanId`.
+        path: String,
+        /// 1-based line in the body.
+        line: usize,
+        /// 1-based column in that line.
+        column: usize,
+        /// What was wrong with it.
+        message: String,
+    },
     /// One line of a JSON-lines body failed; `line` is 1-based.
     #[error("line {line} of the JSON lines body: {source}")]
     JsonLine {

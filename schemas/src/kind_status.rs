@@ -7,90 +7,69 @@
 
 use std::borrow::Cow;
 
-/// OTLP span kind. The discriminant is the OTLP number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SpanKind {
-    Unspecified = 0,
-    Internal = 1,
-    Server = 2,
-    Client = 3,
-    Producer = 4,
-    Consumer = 5,
+/// Declares an OTLP enum as the columns store it: the variants (discriminant = OTLP number),
+/// their stored names, the OTLP/JSON enum-name prefix, and the lookups by number and by name.
+/// Span kind and status code are both declared with it, so the lookups are written once.
+macro_rules! otlp_enum {
+    (
+        $(#[$meta:meta])*
+        $name:ident ($what:literal, prefix $prefix:literal, $len:literal) {
+            $($variant:ident = $n:literal => $stored:literal),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($variant = $n),+
+        }
+
+        impl $name {
+            #[doc = concat!("Every ", $what, ", indexed by its OTLP number.")]
+            pub const ALL: [$name; $len] = [$(Self::$variant),+];
+            /// Stored names, indexed by OTLP number.
+            pub const NAMES: [&'static str; $len] = [$($stored),+];
+            #[doc = concat!("The OTLP/JSON enum name prefix (`", $prefix, "…`).")]
+            pub const OTLP_PREFIX: &'static str = $prefix;
+
+            /// The stored name.
+            pub const fn as_str(self) -> &'static str {
+                Self::NAMES[self as usize]
+            }
+            #[doc = concat!("The ", $what, " of an OTLP number, if it is one.")]
+            pub fn from_otlp(n: i32) -> Option<Self> {
+                usize::try_from(n)
+                    .ok()
+                    .and_then(|i| Self::ALL.get(i).copied())
+            }
+            #[doc = concat!("The ", $what, " a stored name spells, if it is one.")]
+            pub fn parse(name: &str) -> Option<Self> {
+                Self::NAMES
+                    .iter()
+                    .position(|n| *n == name)
+                    .map(|i| Self::ALL[i])
+            }
+        }
+    };
 }
 
-impl SpanKind {
-    /// Every kind, indexed by its OTLP number.
-    pub const ALL: [SpanKind; 6] = [
-        Self::Unspecified,
-        Self::Internal,
-        Self::Server,
-        Self::Client,
-        Self::Producer,
-        Self::Consumer,
-    ];
-    /// Stored names, indexed by OTLP number.
-    pub const NAMES: [&'static str; 6] = [
-        "UNSPECIFIED",
-        "INTERNAL",
-        "SERVER",
-        "CLIENT",
-        "PRODUCER",
-        "CONSUMER",
-    ];
-    /// The OTLP/JSON enum name prefix (`SPAN_KIND_SERVER`).
-    pub const OTLP_PREFIX: &'static str = "SPAN_KIND_";
-
-    /// The stored name.
-    pub const fn as_str(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-    /// The kind of an OTLP number, if it is one.
-    pub fn from_otlp(n: i32) -> Option<Self> {
-        usize::try_from(n)
-            .ok()
-            .and_then(|i| Self::ALL.get(i).copied())
-    }
-    /// The kind a stored name spells, if it is one.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::NAMES
-            .iter()
-            .position(|n| *n == name)
-            .map(|i| Self::ALL[i])
+otlp_enum! {
+    /// OTLP span kind. The discriminant is the OTLP number.
+    SpanKind("kind", prefix "SPAN_KIND_", 6) {
+        Unspecified = 0 => "UNSPECIFIED",
+        Internal = 1 => "INTERNAL",
+        Server = 2 => "SERVER",
+        Client = 3 => "CLIENT",
+        Producer = 4 => "PRODUCER",
+        Consumer = 5 => "CONSUMER",
     }
 }
 
-/// OTLP status code. The discriminant is the OTLP number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StatusCode {
-    Unset = 0,
-    Ok = 1,
-    Error = 2,
-}
-
-impl StatusCode {
-    /// Every code, indexed by its OTLP number.
-    pub const ALL: [StatusCode; 3] = [Self::Unset, Self::Ok, Self::Error];
-    /// Stored names, indexed by OTLP number.
-    pub const NAMES: [&'static str; 3] = ["UNSET", "OK", "ERROR"];
-    /// The OTLP/JSON enum name prefix (`STATUS_CODE_ERROR`).
-    pub const OTLP_PREFIX: &'static str = "STATUS_CODE_";
-
-    /// The stored name.
-    pub const fn as_str(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-    /// The code of an OTLP number, if it is one.
-    pub fn from_otlp(n: i32) -> Option<Self> {
-        usize::try_from(n)
-            .ok()
-            .and_then(|i| Self::ALL.get(i).copied())
-    }
-    /// The code a stored name spells, if it is one.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::NAMES
-            .iter()
-            .position(|n| *n == name)
-            .map(|i| Self::ALL[i])
+otlp_enum! {
+    /// OTLP status code. The discriminant is the OTLP number.
+    StatusCode("code", prefix "STATUS_CODE_", 3) {
+        Unset = 0 => "UNSET",
+        Ok = 1 => "OK",
+        Error = 2 => "ERROR",
     }
 }
 
@@ -123,5 +102,11 @@ mod tests {
         assert_eq!(kind_name(9), "9");
         assert_eq!(status_name(-1), "-1");
         assert_eq!(SpanKind::parse("SPAN_KIND_SERVER"), None);
+        assert_eq!(SpanKind::from_otlp(6), None);
+        assert_eq!(StatusCode::from_otlp(-1), None);
+        assert_eq!(
+            (SpanKind::OTLP_PREFIX, StatusCode::OTLP_PREFIX),
+            ("SPAN_KIND_", "STATUS_CODE_")
+        );
     }
 }

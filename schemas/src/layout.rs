@@ -11,7 +11,11 @@
 //! <data>/wal/checkpoint.json                         WAL epoch + release point
 //! <data>/spans/date=YYYY-MM-DD/hour=H/part-<id>.parquet          committed part files
 //! <data>/spans/date=YYYY-MM-DD/hour=H/.part-<id>.parquet.tmp     a part file being written
+//! <data>/logs/date=YYYY-MM-DD/hour=H/part-<id>.parquet           committed log record files
 //! ```
+//!
+//! `logs/` is the second table ([`Table::Logs`]): OTLP log records (GenAI events), partitioned
+//! the same way by the record's time, written by the same batcher from the same WAL.
 //!
 //! A store on object storage (`s3://bucket/prefix`) has the same `spans/` tree below the
 //! prefix; its part files are uploaded whole, one PUT each, named by the uploading collector's
@@ -27,6 +31,8 @@ use std::path::{Path, PathBuf};
 
 /// The directory holding the span dataset (Hive partitions), below the data dir.
 pub const SPANS_DIR: &str = "spans";
+/// The directory holding the log record dataset (Hive partitions), below the data dir.
+pub const LOGS_DIR: &str = "logs";
 /// The write-ahead log directory, below the data dir.
 pub const WAL_DIR: &str = "wal";
 /// The one-writer lock file, below the data dir.
@@ -78,6 +84,11 @@ pub fn uploaded_part_range(name: &str, epoch: &str) -> Option<(u64, u64)> {
 /// `<data_dir>/spans`.
 pub fn spans_dir(data_dir: &Path) -> PathBuf {
     data_dir.join(SPANS_DIR)
+}
+
+/// `<data_dir>/logs`.
+pub fn logs_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join(LOGS_DIR)
 }
 
 /// `<data_dir>/wal`.
@@ -133,9 +144,39 @@ pub fn hour_of_dir_name(name: &str) -> Option<&str> {
     name.strip_prefix(HOUR_KEY)?.strip_prefix('=')
 }
 
-/// One Hive partition: a UTC date and hour.
+/// The datasets of a store, one directory each, partitioned alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Table {
+    /// `spans/`: the canonical span rows.
+    #[default]
+    Spans,
+    /// `logs/`: OTLP log records ([`crate::logs`]).
+    Logs,
+}
+
+impl Table {
+    /// Every table, in the order readers list them.
+    pub const ALL: [Table; 2] = [Table::Spans, Table::Logs];
+
+    /// The table's directory name below the data dir (`spans`, `logs`).
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            Table::Spans => SPANS_DIR,
+            Table::Logs => LOGS_DIR,
+        }
+    }
+
+    /// `<data_dir>/<table>`.
+    pub fn dir(self, data_dir: &Path) -> PathBuf {
+        data_dir.join(self.dir_name())
+    }
+}
+
+/// One Hive partition of one table: a UTC date and hour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Partition {
+    /// The dataset the partition belongs to (its top directory).
+    pub table: Table,
     pub year: i32,
     pub month: u32,
     pub day: u32,
@@ -143,18 +184,25 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// The partition of a time in nanoseconds since the Unix epoch (UTC; times before 1970 too).
+    /// The `spans/` partition of a time in nanoseconds since the Unix epoch (UTC; times before
+    /// 1970 too); [`Partition::in_table`] moves it to another table.
     pub fn of_unix_nanos(nanos: i64) -> Partition {
         const NANOS_PER_SEC: i64 = 1_000_000_000;
         const SECS_PER_DAY: i64 = 86_400;
         let secs = nanos.div_euclid(NANOS_PER_SEC);
         let (year, month, day) = civil_from_days(secs.div_euclid(SECS_PER_DAY));
         Partition {
+            table: Table::Spans,
             year,
             month,
             day,
             hour: (secs.rem_euclid(SECS_PER_DAY) / 3600) as u32,
         }
+    }
+
+    /// The same date and hour in `table`.
+    pub fn in_table(self, table: Table) -> Partition {
+        Partition { table, ..self }
     }
 
     /// `date=YYYY-MM-DD`.
@@ -170,14 +218,14 @@ impl Partition {
         format!("{HOUR_KEY}={}", self.hour)
     }
 
-    /// `date=YYYY-MM-DD/hour=H` relative to the spans directory.
+    /// `date=YYYY-MM-DD/hour=H` relative to the table's directory.
     pub fn relative_dir(&self) -> PathBuf {
         PathBuf::from(self.date_dir_name()).join(self.hour_dir_name())
     }
 
     /// Absolute directory of this partition in the store rooted at `data_dir`.
     pub fn dir(&self, data_dir: &Path) -> PathBuf {
-        spans_dir(data_dir).join(self.relative_dir())
+        self.table.dir(data_dir).join(self.relative_dir())
     }
 }
 
@@ -214,6 +262,16 @@ mod tests {
         // A leap day.
         let p = Partition::of_unix_nanos(1_709_164_800_000_000_000 + 22 * 3_600_000_000_000);
         assert_eq!(p.relative_dir(), PathBuf::from("date=2024-02-29/hour=22"));
+    }
+
+    #[test]
+    fn log_partitions_live_under_logs() {
+        let p = Partition::of_unix_nanos(1_796_007_845_000_000_000).in_table(Table::Logs);
+        assert_eq!(
+            p.dir(Path::new("/d")),
+            PathBuf::from("/d/logs/date=2026-11-30/hour=3")
+        );
+        assert_ne!(p, p.in_table(Table::Spans));
     }
 
     #[test]

@@ -17,7 +17,9 @@
 //! - [`dialects`] and [`registry`]: the instrumentation dialects and the attribute registry;
 //!   [`genai_registry`]: the pinned GenAI conventions registry TL007 resolves `gen_ai.*` names
 //!   against; [`mcp_methods`]: the MCP methods of both protocol revisions;
-//! - [`parquet_props`]: the Parquet writer settings and row-group bounds.
+//! - [`parquet_props`]: the Parquet writer settings and row-group bounds;
+//! - [`logs`]: the OTLP log record table (GenAI events) stored next to spans, and the GenAI
+//!   events turned back into span content attributes for the analyzer's join.
 
 pub mod columns;
 pub mod convert;
@@ -30,6 +32,7 @@ pub mod genai_registry;
 pub mod kind_status;
 pub mod layout;
 pub mod lift;
+pub mod logs;
 pub mod mcp_methods;
 pub mod parquet_props;
 pub mod registry;

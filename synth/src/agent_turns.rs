@@ -606,6 +606,8 @@ fn ok_or(is_error: bool) -> Status {
     }
 }
 
+/// The shared span constructor ([`crate::span::span`]) plus what every span of a turn carries:
+/// the W3C flags and a status.
 #[allow(clippy::too_many_arguments)]
 fn span(
     trace_id: &[u8],
@@ -613,27 +615,14 @@ fn span(
     parent: &[u8],
     name: &str,
     kind: SpanKind,
-    (start, end): (u64, u64),
+    times: (u64, u64),
     attributes: Vec<KeyValue>,
     status: Status,
 ) -> Span {
     Span {
-        trace_id: trace_id.to_vec(),
-        span_id: span_id.to_vec(),
-        trace_state: String::new(),
-        parent_span_id: parent.to_vec(),
         flags: FLAG_SAMPLED | FLAG_HAS_REMOTE_BIT,
-        name: name.to_string(),
-        kind: kind as i32,
-        start_time_unix_nano: start,
-        end_time_unix_nano: end,
-        attributes,
-        dropped_attributes_count: 0,
-        events: Vec::new(),
-        dropped_events_count: 0,
-        links: Vec::new(),
-        dropped_links_count: 0,
         status: Some(status),
+        ..crate::span::span(trace_id, span_id, parent, name, kind, times, attributes)
     }
 }
 

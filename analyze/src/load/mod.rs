@@ -4,46 +4,33 @@
 //! inferred from whichever file DataFusion opens first (DataFusion issues 14755 / 17517), with the
 //! partition columns `date` declared as text and `hour` as an integer (the collector writes
 //! `hour=7`, not `07`).
-//! Time, service and trace filters are pushed into the scan so whole partitions are pruned and
+//! Time, service and trace filters ([`ScanFilter`], declared in `store::filter` because the
+//! snapshot uses them too) are pushed into the scan so whole partitions are pruned and
 //! only the columns the selected rules need are read: content columns stay on disk unless a rule
 //! asks for them.
 //!
 //! [`rows`] turns the scanned batches into `SpanRow`s: loading ends there, the model starts from
-//! the rows.
+//! the rows. [`log_join`] first joins OTLP log records (GenAI events, table `logs`) to the rows of
+//! their spans, so content sent as events feeds the same derived facts as span attributes.
 
 pub mod index;
+pub mod log_join;
 pub mod rows;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
-use chrono::{DateTime, Datelike, Timelike, Utc};
 use datafusion::datasource::MemTable;
-use datafusion::prelude::{cast, col, lit, Expr, SessionContext};
-use datafusion::scalar::ScalarValue;
+use datafusion::prelude::SessionContext;
 use futures::StreamExt;
-use schemas::schema::col as c;
 
 use crate::error::LoadError;
-use crate::model::span::{SpanRow, TraceId};
+use crate::model::span::SpanRow;
+pub use crate::store::filter::{parse_time, ScanFilter};
+pub use crate::store::table::{partition_type, PARTITION_COLUMNS, TABLE};
 use crate::store::{Scanned, Snapshot};
 pub use rows::RowReader;
-
-/// Name of the table registered for SQL (`tripline query`).
-pub const TABLE: &str = "spans";
-/// Hive partition columns of the store (types: [`partition_type`]).
-pub const PARTITION_COLUMNS: [&str; 2] = ["date", "hour"];
-
-/// The type of a partition column as the analyzer's table declares it: `date` text
-/// (`YYYY-MM-DD`), `hour` an integer, so `ORDER BY hour` sorts 9 before 10.
-pub fn partition_type(name: &str) -> arrow::datatypes::DataType {
-    match name {
-        "hour" => arrow::datatypes::DataType::Int32,
-        _ => arrow::datatypes::DataType::Utf8,
-    }
-}
 
 /// Columns every rule can rely on (the column table's analyzer base set, see
 /// [`schemas::columns`]). Content columns are NOT in here.
@@ -77,141 +64,6 @@ impl Projection {
     }
 }
 
-/// Scan filters from the command line (`--since/--until/--service/--trace`).
-#[derive(Clone, Debug, Default)]
-pub struct ScanFilter {
-    /// Inclusive lower bound on `start_time`, in ns since the epoch.
-    pub since_ns: Option<i64>,
-    /// Inclusive upper bound on `start_time`, in ns since the epoch.
-    pub until_ns: Option<i64>,
-    pub service: Option<String>,
-    pub trace: Option<TraceId>,
-}
-
-impl ScanFilter {
-    /// Builds a filter from the raw flag values, `now` anchoring relative times.
-    pub fn parse(
-        since: Option<&str>,
-        until: Option<&str>,
-        service: Option<&str>,
-        trace: Option<&str>,
-        now: DateTime<Utc>,
-    ) -> Result<Self, LoadError> {
-        Ok(Self {
-            since_ns: since.map(|s| parse_time(s, now)).transpose()?,
-            until_ns: until.map(|s| parse_time(s, now)).transpose()?,
-            service: service.map(str::to_string),
-            trace: trace
-                .map(|t| TraceId::parse_hex(t).ok_or_else(|| LoadError::BadTraceId(t.into())))
-                .transpose()?,
-        })
-    }
-
-    /// The filter as DataFusion expressions: bounds on `start_time_unix_nano` plus the same bounds
-    /// on the partition columns, which DataFusion evaluates against directory names to prune.
-    pub fn exprs(&self) -> Vec<Expr> {
-        let mut out = Vec::new();
-        let hour = || cast(col("hour"), DataType::Int32);
-        if let Some(ns) = self.since_ns {
-            out.push(col(c::START_TIME_UNIX_NANO).gt_eq(lit(ns)));
-            if let Some((date, h)) = partition_of(ns) {
-                out.push(
-                    col("date")
-                        .gt(lit(date.clone()))
-                        .or(col("date").eq(lit(date)).and(hour().gt_eq(lit(h)))),
-                );
-            }
-        }
-        if let Some(ns) = self.until_ns {
-            out.push(col(c::START_TIME_UNIX_NANO).lt_eq(lit(ns)));
-            if let Some((date, h)) = partition_of(ns) {
-                out.push(
-                    col("date")
-                        .lt(lit(date.clone()))
-                        .or(col("date").eq(lit(date)).and(hour().lt_eq(lit(h)))),
-                );
-            }
-        }
-        if let Some(s) = &self.service {
-            out.push(col(c::SERVICE_NAME).eq(lit(s.clone())));
-        }
-        if let Some(t) = self.trace {
-            out.push(col(c::TRACE_ID).eq(lit(ScalarValue::Binary(Some(t.0.to_vec())))));
-        }
-        out
-    }
-}
-
-impl ScanFilter {
-    /// Whether a `date=` / `hour=` partition can hold spans within the time bounds.
-    pub fn admits_partition(&self, date: &str, hour: &str) -> bool {
-        let Ok(hour) = hour.parse::<i32>() else {
-            return true;
-        };
-        let after = |ns: i64| {
-            partition_of(ns).is_none_or(|(d, h)| date > d.as_str() || (date == d && hour >= h))
-        };
-        let before = |ns: i64| {
-            partition_of(ns).is_none_or(|(d, h)| date < d.as_str() || (date == d && hour <= h))
-        };
-        self.since_ns.is_none_or(after) && self.until_ns.is_none_or(before)
-    }
-
-    /// The filter as the flags that express it (`--since 2026-11-30T00:00:00Z --service x`).
-    pub fn describe(&self) -> String {
-        let time = |ns: i64| DateTime::<Utc>::from_timestamp_nanos(ns).to_rfc3339();
-        let mut parts = Vec::new();
-        if let Some(ns) = self.since_ns {
-            parts.push(format!("--since {}", time(ns)));
-        }
-        if let Some(ns) = self.until_ns {
-            parts.push(format!("--until {}", time(ns)));
-        }
-        if let Some(s) = &self.service {
-            parts.push(format!("--service {s}"));
-        }
-        if let Some(t) = &self.trace {
-            parts.push(format!("--trace {t}"));
-        }
-        if parts.is_empty() {
-            "the scan".to_string()
-        } else {
-            parts.join(" ")
-        }
-    }
-}
-
-/// The `date=` / `hour=` partition a timestamp falls in (UTC, hour not zero-padded).
-fn partition_of(ns: i64) -> Option<(String, i32)> {
-    let t = DateTime::<Utc>::from_timestamp_nanos(ns);
-    let date = format!("{:04}-{:02}-{:02}", t.year(), t.month(), t.day());
-    i32::try_from(t.hour()).ok().map(|h| (date, h))
-}
-
-/// RFC 3339, or a relative duration before `now` (`90s`, `30m`, `24h`, `7d`, `2w`).
-pub fn parse_time(s: &str, now: DateTime<Utc>) -> Result<i64, LoadError> {
-    let bad = || LoadError::BadTime { value: s.into() };
-    let t = s.trim();
-    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
-        return dt.with_timezone(&Utc).timestamp_nanos_opt().ok_or_else(bad);
-    }
-    let split = t.find(|ch: char| !ch.is_ascii_digit()).ok_or_else(bad)?;
-    let (num, unit) = t.split_at(split);
-    let n: i64 = num.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n.checked_mul(60).ok_or_else(bad)?,
-        "h" => n.checked_mul(3600).ok_or_else(bad)?,
-        "d" => n.checked_mul(86_400).ok_or_else(bad)?,
-        "w" => n.checked_mul(7 * 86_400).ok_or_else(bad)?,
-        _ => return Err(bad()),
-    };
-    let now_ns = now.timestamp_nanos_opt().ok_or_else(bad)?;
-    secs.checked_mul(1_000_000_000)
-        .and_then(|d| now_ns.checked_sub(d))
-        .ok_or_else(bad)
-}
-
 /// A scan of the store: the rows (one part per scanned batch, every slot `Some`, unordered;
 /// [`crate::model::Model::from_parts`] takes this shape without moving rows twice) and what was
 /// scanned.
@@ -232,7 +84,7 @@ pub async fn scan_store(
 ) -> Result<StoreScan, LoadError> {
     let mut snapshot = Snapshot::take(data_dir).await?;
     snapshot.require_data()?;
-    let (ctx, parts) = match scan_once(&snapshot, data_dir, filter, projection).await {
+    let (ctx, mut parts) = match scan_once(&snapshot, data_dir, filter, projection).await {
         Ok(done) => done,
         // A file whose footer is fine but whose data is not: find it by decoding the files,
         // name it, skip it and scan the rest once more.
@@ -257,6 +109,11 @@ pub async fn scan_store(
     let wal_spans = wal_spans_matching(&ctx, &snapshot, filter)
         .await
         .map_err(scan_err)?;
+    let joined = if snapshot.total_log_records() > 0 {
+        log_join::join_logs(&ctx, filter, projection, &mut parts, &|_| true).await?
+    } else {
+        log_join::Joined::default()
+    };
     Ok(StoreScan {
         parts,
         scanned: Scanned {
@@ -264,6 +121,8 @@ pub async fn scan_store(
             spans,
             wal_spans,
             unreadable_files: snapshot.all_unreadable(),
+            log_records: joined.log_records,
+            spans_with_event_content: joined.spans,
         },
     })
 }
@@ -398,49 +257,7 @@ pub fn load_batches(batches: &[RecordBatch]) -> Result<Vec<SpanRow>, LoadError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
-
-    fn now() -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap()
-    }
-
-    #[test]
-    fn parses_relative_and_absolute_times() {
-        let now_ns = now().timestamp_nanos_opt().unwrap();
-        assert_eq!(
-            parse_time("24h", now()).unwrap(),
-            now_ns - 86_400 * 1_000_000_000
-        );
-        assert_eq!(
-            parse_time("30m", now()).unwrap(),
-            now_ns - 1_800 * 1_000_000_000
-        );
-        assert_eq!(
-            parse_time("2026-11-29T07:00:00Z", now()).unwrap(),
-            now_ns - 25 * 3_600 * 1_000_000_000
-        );
-        assert!(matches!(
-            parse_time("yesterday", now()),
-            Err(LoadError::BadTime { value }) if value == "yesterday"
-        ));
-        assert!(parse_time("5y", now()).is_err());
-        assert!(parse_time("h", now()).is_err());
-    }
-
-    #[test]
-    fn partition_of_is_not_zero_padded() {
-        let ns = parse_time("2026-11-30T07:59:59Z", now()).unwrap();
-        assert_eq!(partition_of(ns), Some(("2026-11-30".to_string(), 7)));
-    }
-
-    #[test]
-    fn bad_trace_id_is_an_error_naming_it() {
-        let e = ScanFilter::parse(None, None, None, Some("abc"), now()).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "invalid trace id \"abc\": expected 32 hex digits"
-        );
-    }
+    use schemas::schema::col as c;
 
     #[test]
     fn projection_never_duplicates_and_keeps_content_out_by_default() {

@@ -8,6 +8,7 @@ pub mod calls;
 pub mod roles;
 pub mod span;
 pub mod stitch;
+pub mod transport;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -55,6 +56,7 @@ impl Model {
         let mut spans = gather_by_start(parts);
         // A span exported twice (retry after a lost ack) is kept once.
         spans.dedup_by(|b, a| a.trace_id == b.trace_id && a.span_id == b.span_id);
+        transport::demote_transport_spans(&mut spans);
         let n = spans.len();
         let mut index = HashMap::with_capacity_and_hasher(n, Default::default());
         for (i, s) in spans.iter().enumerate() {

@@ -128,18 +128,24 @@ impl Rule for ExecutedDespiteDeny {
             .filter(|(_, s)| s.guardrail_decision.is_some())
             .map(|(i, _)| i)
             .collect();
-        // Judged here: the denials of the traces this input owns. Their matches (calls, allows)
-        // are in the same conversation, run or trace, so in the model too.
-        let denials: Vec<usize> = decisions
-            .iter()
-            .copied()
-            .filter(|&i| {
-                input.owns(i)
-                    && model.spans[i]
+        // The decision spans whose decision passes `pred`.
+        let deciding = |pred: fn(&str) -> bool| -> Vec<usize> {
+            decisions
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    model.spans[i]
                         .guardrail_decision
                         .as_deref()
-                        .is_some_and(is_deny)
-            })
+                        .is_some_and(pred)
+                })
+                .collect()
+        };
+        // Judged here: the denials of the traces this input owns. Their matches (calls, allows)
+        // are in the same conversation, run or trace, so in the model too.
+        let denials: Vec<usize> = deciding(is_deny)
+            .into_iter()
+            .filter(|&i| input.owns(i))
             .collect();
         let calls: Vec<&Call> = input.tool_calls().filter(|c| !c.input_required).collect();
         out.add(
@@ -153,16 +159,7 @@ impl Rule for ExecutedDespiteDeny {
         }
         let call_subjects: Vec<Subject> =
             calls.iter().map(|c| Subject::of_call(model, c)).collect();
-        let allows: Vec<usize> = decisions
-            .iter()
-            .copied()
-            .filter(|&i| {
-                model.spans[i]
-                    .guardrail_decision
-                    .as_deref()
-                    .is_some_and(|d| d.eq_ignore_ascii_case("allow"))
-            })
-            .collect();
+        let allows = deciding(|d| d.eq_ignore_ascii_case("allow"));
         let mut used: HashSet<usize> = HashSet::new();
         let mut unnamed = 0;
         for &d in &denials {

@@ -6,13 +6,17 @@
 //!
 //! The snapshot registers table `spans` for DataFusion: the Hive-partitioned Parquet files with
 //! the explicit canonical schema (listing only the validated files, see [`allowlist`]), plus the
-//! WAL tail ([`wal_tail`]) with the same columns, as one table. A store on object storage
-//! (`--data-dir s3://bucket/prefix`) is listed and validated the same way through
-//! DataFusion's object store ([`object_listing`]); its WAL is on the collectors' disks.
+//! WAL tail ([`wal_tail`]) with the same columns, as one table; and table `logs` the same way
+//! from `<data>/logs/` (OTLP log records, `schemas::logs`), empty when the store has none (and,
+//! for now, on object storage). A store on object storage (`--data-dir s3://bucket/prefix`) is
+//! listed and validated the same way through DataFusion's object store ([`object_listing`]); its
+//! WAL is on the collectors' disks.
 
 mod allowlist;
 mod empty;
+pub mod filter;
 pub mod object_listing;
+pub mod table;
 pub mod wal_tail;
 
 pub use empty::NoSpans;
@@ -36,10 +40,14 @@ use schemas::layout;
 use serde::Serialize;
 
 use crate::error::LoadError;
-use crate::load::{ScanFilter, PARTITION_COLUMNS, TABLE};
 use collector::store::remote::RemoteLocation;
+use filter::ScanFilter;
 use object_listing::RemoteSource;
+use table::{partition_type, PARTITION_COLUMNS, TABLE};
 use wal_tail::WalTail;
+
+/// Name of the log record table for SQL (`tripline query`).
+pub const LOGS_TABLE: &str = schemas::logs::LOGS_TABLE;
 
 /// A file that could not be read, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -59,6 +67,17 @@ pub struct Scanned {
     pub wal_spans: u64,
     /// Part files (and WAL segments) that could not be read and were skipped.
     pub unreadable_files: Vec<Unreadable>,
+    /// OTLP log records with a span id read for the join to their spans (table `logs`; absent
+    /// from JSON when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub log_records: u64,
+    /// Scanned spans whose content came (in part) from their log records (GenAI events).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub spans_with_event_content: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Scanned {
@@ -72,6 +91,12 @@ impl Scanned {
             s.push_str(&format!(
                 ", {} of them acknowledged but still in the WAL (a running collector commits them to Parquet within --max-file-age-secs)",
                 self.wal_spans
+            ));
+        }
+        if self.log_records > 0 {
+            s.push_str(&format!(
+                "; {} log record(s) joined, content from events on {} span(s)",
+                self.log_records, self.spans_with_event_content
             ));
         }
         if !self.unreadable_files.is_empty() {
@@ -115,6 +140,10 @@ pub struct Snapshot {
     pub wal_batches: Vec<RecordBatch>,
     /// WAL segments or records that cannot be read.
     pub wal_problems: Vec<Unreadable>,
+    /// Readable `logs/` part files (local stores only).
+    pub log_files: Vec<PartInfo>,
+    /// WAL log records no snapshot file holds, with the partition columns.
+    pub log_wal_batches: Vec<RecordBatch>,
     /// The store on object storage (then `files` hold object keys), or `None` for a local one.
     pub remote: Option<RemoteSource>,
 }
@@ -135,6 +164,8 @@ impl Snapshot {
                 unreadable,
                 wal_batches: Vec::new(),
                 wal_problems: Vec::new(),
+                log_files: Vec::new(),
+                log_wal_batches: Vec::new(),
                 remote: Some(source),
             });
         }
@@ -148,8 +179,28 @@ impl Snapshot {
                 source: e,
             })?;
         let spans_dir = layout::spans_dir(data_dir).canonicalize().ok();
+        let log_paths = collector::store::verify::table_part_files(data_dir, layout::Table::Logs)
+            .map_err(|e| LoadError::List {
+            path: layout::logs_dir(data_dir),
+            source: e,
+        })?;
         let mut files = Vec::with_capacity(paths.len());
         let mut unreadable = Vec::new();
+        let mut log_files = Vec::with_capacity(log_paths.len());
+        for path in log_paths {
+            match collector::store::verify::read_footer(&path) {
+                Ok(footer) => log_files.push(PartInfo {
+                    partition: partition_of_path(&path),
+                    rows: footer.rows,
+                    wal: footer.wal,
+                    path,
+                }),
+                Err(e) => unreadable.push(Unreadable {
+                    path: path.display().to_string(),
+                    error: format!("not a readable Parquet file ({e})"),
+                }),
+            }
+        }
         for path in paths {
             match collector::store::verify::read_footer(&path) {
                 Ok(footer) => files.push(PartInfo {
@@ -164,7 +215,11 @@ impl Snapshot {
                 }),
             }
         }
-        let (wal_batches, mut wal_problems) = tail.uncommitted(&files, &table_schema());
+        let (wal_batches, mut wal_problems) =
+            tail.uncommitted(&files, &table_schema(), layout::Table::Spans);
+        let (log_wal_batches, log_problems) =
+            tail.uncommitted(&log_files, &log_table_schema(), layout::Table::Logs);
+        wal_problems.extend(log_problems);
         wal_problems.splice(0..0, tail.problems);
         Ok(Snapshot {
             data_dir: data_dir.to_path_buf(),
@@ -173,6 +228,8 @@ impl Snapshot {
             unreadable,
             wal_batches,
             wal_problems,
+            log_files,
+            log_wal_batches,
             remote: None,
         })
     }
@@ -267,7 +324,18 @@ impl Snapshot {
         }
     }
 
-    /// Registers table [`TABLE`]: the validated part files plus the WAL tail.
+    /// Log records in the snapshot (part files plus WAL tail).
+    pub fn total_log_records(&self) -> u64 {
+        self.log_files.iter().map(|f| f.rows).sum::<u64>()
+            + self
+                .log_wal_batches
+                .iter()
+                .map(|b| b.num_rows() as u64)
+                .sum::<u64>()
+    }
+
+    /// Registers table [`TABLE`]: the validated part files plus the WAL tail; and table
+    /// [`LOGS_TABLE`] the same way over `logs/`.
     pub async fn register(&self, ctx: &SessionContext) -> Result<(), LoadError> {
         let parquet = match (&self.remote, &self.spans_dir) {
             (_, _) if self.files.is_empty() => None,
@@ -275,6 +343,7 @@ impl Snapshot {
             (None, Some(dir)) => Some(self.listing_table(ctx, dir)?),
             (None, None) => None,
         };
+        self.register_logs(ctx)?;
         let scan_err = |cause| LoadError::Scan {
             path: self.data_dir.display().to_string(),
             cause,
@@ -305,6 +374,82 @@ impl Snapshot {
         Ok(())
     }
 
+    /// Table [`LOGS_TABLE`]: the validated `logs/` part files plus the WAL tail's log records
+    /// (an empty table of the log schema when there are none). The listing goes through the
+    /// allow-listed local store [`Snapshot::listing_table`] registers, which lists the validated
+    /// log files too.
+    fn register_logs(&self, ctx: &SessionContext) -> Result<(), LoadError> {
+        let logs_dir = layout::logs_dir(&self.data_dir);
+        let scan_err = |cause| LoadError::Scan {
+            path: logs_dir.display().to_string(),
+            cause,
+        };
+        let parquet = match (&self.remote, logs_dir.canonicalize()) {
+            (None, Ok(dir)) if !self.log_files.is_empty() => {
+                if self.files.is_empty() {
+                    // No span listing registered the local store: register it for the logs.
+                    self.register_local_store(ctx, None);
+                }
+                Some(listing_table_at(
+                    &format!("{}/", dir.display()),
+                    schemas::logs::log_schema(),
+                )?)
+            }
+            _ => None,
+        };
+        let wal: Option<Arc<dyn TableProvider>> = if self.log_wal_batches.is_empty() {
+            None
+        } else {
+            let mem = MemTable::try_new(log_table_schema(), vec![self.log_wal_batches.clone()])
+                .map_err(scan_err)?;
+            Some(Arc::new(mem))
+        };
+        let table: Arc<dyn TableProvider> = match (parquet, wal) {
+            (Some(p), None) => p,
+            (None, Some(w)) => w,
+            (Some(p), Some(w)) => ctx
+                .read_table(p)
+                .and_then(|p| ctx.read_table(w).and_then(|w| p.union(w)))
+                .map_err(scan_err)?
+                .into_view(),
+            (None, None) => MemTable::try_new(log_table_schema(), vec![vec![]])
+                .map(|m| Arc::new(m) as Arc<dyn TableProvider>)
+                .map_err(scan_err)?,
+        };
+        ctx.register_table(LOGS_TABLE, table).map_err(scan_err)?;
+        Ok(())
+    }
+
+    /// Registers the local filesystem store for DataFusion, listing only the validated span
+    /// part files below `spans/` and the validated log part files below `logs/`.
+    fn register_local_store(&self, ctx: &SessionContext, spans_dir: Option<&Path>) {
+        let mut allowed: HashSet<datafusion::object_store::path::Path> = HashSet::new();
+        let mut scope_dir = spans_dir.map(Path::to_path_buf);
+        if let Some(spans_dir) = spans_dir {
+            allowed.extend(self.files.iter().filter_map(|f| {
+                let rel = f.path.strip_prefix(&self.data_dir).ok()?;
+                let rel = rel.strip_prefix(layout::SPANS_DIR).ok()?;
+                datafusion::object_store::path::Path::from_absolute_path(spans_dir.join(rel)).ok()
+            }));
+        }
+        if let Ok(logs_dir) = layout::logs_dir(&self.data_dir).canonicalize() {
+            allowed.extend(self.log_files.iter().filter_map(|f| {
+                let rel = f.path.strip_prefix(&self.data_dir).ok()?;
+                let rel = rel.strip_prefix(layout::LOGS_DIR).ok()?;
+                datafusion::object_store::path::Path::from_absolute_path(logs_dir.join(rel)).ok()
+            }));
+            // Both tables below one scope: their common parent, the data dir.
+            scope_dir = logs_dir.parent().map(Path::to_path_buf).or(scope_dir);
+        }
+        let Some(scope) = scope_dir
+            .and_then(|d| datafusion::object_store::path::Path::from_absolute_path(d).ok())
+        else {
+            return;
+        };
+        let store = allowlist::AllowListed::new(Arc::new(LocalFileSystem::new()), scope, allowed);
+        ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
+    }
+
     fn listing_table(
         &self,
         ctx: &SessionContext,
@@ -316,20 +461,10 @@ impl Snapshot {
             cause,
         };
         // Only the files validated above are listed (see `allowlist`).
-        let allowed: HashSet<_> = self
-            .files
-            .iter()
-            .filter_map(|f| {
-                let rel = f.path.strip_prefix(&self.data_dir).ok()?;
-                let rel = rel.strip_prefix(layout::SPANS_DIR).ok()?;
-                datafusion::object_store::path::Path::from_absolute_path(spans_dir.join(rel)).ok()
-            })
-            .collect();
-        let scope = datafusion::object_store::path::Path::from_absolute_path(spans_dir)
+        datafusion::object_store::path::Path::from_absolute_path(spans_dir)
             .map_err(|e| scan_err(datafusion::error::DataFusionError::External(Box::new(e))))?;
-        let store = allowlist::AllowListed::new(Arc::new(LocalFileSystem::new()), scope, allowed);
-        ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
-        listing_table_at(&path)
+        self.register_local_store(ctx, Some(spans_dir));
+        listing_table_at(&path, schemas::span_schema())
     }
 
     /// The listing table over `s3://bucket/prefix/spans/`, through the bucket's object store
@@ -353,13 +488,13 @@ impl Snapshot {
         let store = allowlist::AllowListed::new(Arc::clone(&remote.store), spans, allowed);
         let url = ObjectStoreUrl::parse(remote.location.bucket_url()).map_err(scan_err)?;
         ctx.register_object_store(url.as_ref(), Arc::new(store) as Arc<dyn ObjectStore>);
-        listing_table_at(&path)
+        listing_table_at(&path, schemas::span_schema())
     }
 }
 
 /// The Hive-partitioned listing table at the URL `path` (ending in `/`), with the explicit
-/// canonical schema.
-fn listing_table_at(path: &str) -> Result<Arc<dyn TableProvider>, LoadError> {
+/// `schema` (the canonical span or log record schema).
+fn listing_table_at(path: &str, schema: SchemaRef) -> Result<Arc<dyn TableProvider>, LoadError> {
     let scan_err = |cause| LoadError::Scan {
         path: path.to_string(),
         cause,
@@ -370,25 +505,29 @@ fn listing_table_at(path: &str) -> Result<Arc<dyn TableProvider>, LoadError> {
         .with_table_partition_cols(
             PARTITION_COLUMNS
                 .iter()
-                .map(|p| (p.to_string(), crate::load::partition_type(p)))
+                .map(|p| (p.to_string(), partition_type(p)))
                 .collect(),
         );
     let config = ListingTableConfig::new(url)
         .with_listing_options(options)
-        .with_schema(schemas::span_schema());
+        .with_schema(schema);
     Ok(Arc::new(ListingTable::try_new(config).map_err(scan_err)?))
 }
 
 /// The canonical schema plus the partition columns, as the listing table declares them.
 fn table_schema() -> SchemaRef {
-    let base = schemas::span_schema();
+    with_partition_columns(schemas::span_schema())
+}
+
+/// The log record schema plus the partition columns, as table `logs` declares them.
+pub fn log_table_schema() -> SchemaRef {
+    with_partition_columns(schemas::logs::log_schema())
+}
+
+fn with_partition_columns(base: SchemaRef) -> SchemaRef {
     let mut fields: Vec<Arc<Field>> = base.fields().iter().cloned().collect();
     for p in PARTITION_COLUMNS {
-        fields.push(Arc::new(Field::new(
-            p,
-            crate::load::partition_type(p),
-            false,
-        )));
+        fields.push(Arc::new(Field::new(p, partition_type(p), false)));
     }
     Arc::new(Schema::new_with_metadata(fields, base.metadata().clone()))
 }
@@ -425,6 +564,7 @@ mod tests {
                 path: "p".into(),
                 error: "bad".into(),
             }],
+            ..Scanned::default()
         };
         assert_eq!(
             s.summary(),

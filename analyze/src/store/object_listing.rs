@@ -105,29 +105,11 @@ impl RemoteSource {
             .map_err(|e| e.to_string())?;
         let md = ParquetMetaDataReader::decode_metadata(&footer).map_err(|e| e.to_string())?;
         let fm = md.file_metadata();
-        let get = |k: &str| {
-            fm.key_value_metadata()
-                .and_then(|kv| kv.iter().find(|e| e.key == k))
-                .and_then(|e| e.value.clone())
-        };
-        use collector::store::part_file::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
-        let wal = match (
-            get(META_WAL_EPOCH),
-            get(META_WAL_FIRST_SEQ).and_then(|v| v.parse().ok()),
-            get(META_WAL_LAST_SEQ).and_then(|v| v.parse().ok()),
-        ) {
-            (Some(epoch), Some(first_seq), Some(last_seq)) => Some(WalRange {
-                epoch,
-                first_seq,
-                last_seq,
-            }),
-            _ => None,
-        };
         let path = PathBuf::from(meta.location.as_ref());
         Ok(PartInfo {
             partition: partition_of_path(&path),
             rows: u64::try_from(fm.num_rows()).unwrap_or(0),
-            wal,
+            wal: WalRange::of_footer(fm),
             path,
         })
     }

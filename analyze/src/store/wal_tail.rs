@@ -1,4 +1,4 @@
-//! The acknowledged spans that are only in the WAL: records above the checkpoint, minus the rows
+//! The acknowledged spans (and log records) that are only in the WAL: records above the checkpoint, minus the rows
 //! a committed part file already holds.
 //!
 //! Why: the collector acknowledges a span once it is in the WAL and commits Parquet files up to
@@ -17,6 +17,7 @@ use arrow::record_batch::RecordBatch;
 use collector::store::batcher::row_partitions;
 use collector::store::verify::{scan_wal, WalRange};
 use collector::store::wal::ipc;
+use schemas::layout::Table;
 
 use super::{PartInfo, Unreadable};
 
@@ -67,12 +68,14 @@ impl WalTail {
         }
     }
 
-    /// The rows no file of `files` holds yet, as batches of `schema` (the canonical columns plus
-    /// the `date` / `hour` partition columns, filled from each row's partition).
+    /// The rows of `table` (span or log records; the WAL holds both) no file of `files` (that
+    /// table's part files) holds yet, as batches of `schema` (the table's columns plus the
+    /// `date` / `hour` partition columns, filled from each row's partition).
     pub fn uncommitted(
         &self,
         files: &[PartInfo],
         schema: &SchemaRef,
+        table: Table,
     ) -> (Vec<RecordBatch>, Vec<Unreadable>) {
         let mut ranges: HashMap<(&str, &str), Vec<&WalRange>> = HashMap::new();
         for f in files {
@@ -87,6 +90,10 @@ impl WalTail {
         let mut out = Vec::new();
         let mut problems = Vec::new();
         for (seq, batch) in &self.records {
+            let is_logs = schemas::logs::is_log_schema(&batch.schema());
+            if is_logs != (table == Table::Logs) {
+                continue;
+            }
             let keys: Vec<(String, String)> = row_partitions(batch)
                 .iter()
                 .map(|p| {

@@ -9,6 +9,9 @@
 
 use std::time::{Duration, Instant};
 
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
@@ -39,19 +42,20 @@ pub enum ForwardError {
 /// A blocking OTLP/HTTP protobuf client for one collector.
 pub struct Forwarder {
     url: String,
+    /// `<base>/v1/logs`, for recorded log records.
+    logs_url: String,
     token: Option<String>,
     client: reqwest::blocking::Client,
 }
 
 impl Forwarder {
-    /// `endpoint` is the collector's base address (`http://127.0.0.1:4318`); `/v1/traces` is added.
+    /// `endpoint` is the collector's base address (`http://127.0.0.1:4318`); `/v1/traces` (and
+    /// `/v1/logs` for log records) is added.
     pub fn new(endpoint: &str, token: Option<String>) -> Result<Forwarder, ForwardError> {
         let base = endpoint.trim_end_matches('/');
-        let url = if base.ends_with("/v1/traces") {
-            base.to_string()
-        } else {
-            format!("{base}/v1/traces")
-        };
+        let base = base.strip_suffix("/v1/traces").unwrap_or(base);
+        let url = format!("{base}/v1/traces");
+        let logs_url = format!("{base}/v1/logs");
         let client = reqwest::blocking::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .build()
@@ -59,7 +63,12 @@ impl Forwarder {
                 url: url.clone(),
                 reason: e.to_string(),
             })?;
-        Ok(Forwarder { url, token, client })
+        Ok(Forwarder {
+            url,
+            logs_url,
+            token,
+            client,
+        })
     }
 
     /// The URL requests go to.
@@ -79,19 +88,49 @@ impl Forwarder {
             .flat_map(|r| &r.scope_spans)
             .map(|s| s.spans.len())
             .sum();
-        let body = request.encode_to_vec();
+        self.post(&self.url, request.encode_to_vec(), spans, |bytes| {
+            ExportTraceServiceResponse::decode(bytes)
+                .unwrap_or_default()
+                .partial_success
+                .map(|p| (p.rejected_spans.max(0) as usize, p.error_message))
+        })
+    }
+
+    /// Send one log request to `/v1/logs`; returns what [`Forwarder::export`] returns.
+    pub fn export_logs(
+        &self,
+        request: &ExportLogsServiceRequest,
+    ) -> Result<(usize, usize, Vec<String>), ForwardError> {
+        let records = schemas::logs::log_record_count(request);
+        self.post(&self.logs_url, request.encode_to_vec(), records, |bytes| {
+            ExportLogsServiceResponse::decode(bytes)
+                .unwrap_or_default()
+                .partial_success
+                .map(|p| (p.rejected_log_records.max(0) as usize, p.error_message))
+        })
+    }
+
+    /// POST `body` (`items` spans or records) to `url`, retrying retryable refusals;
+    /// `partial` reads the rejected count and message from a success answer.
+    fn post(
+        &self,
+        url: &str,
+        body: Vec<u8>,
+        items: usize,
+        partial: impl Fn(&[u8]) -> Option<(usize, String)>,
+    ) -> Result<(usize, usize, Vec<String>), ForwardError> {
         let started = Instant::now();
         loop {
             let mut req = self
                 .client
-                .post(&self.url)
+                .post(url)
                 .header("content-type", "application/x-protobuf")
                 .body(body.clone());
             if let Some(t) = &self.token {
                 req = req.bearer_auth(t);
             }
             let resp = req.send().map_err(|e| ForwardError::Unreachable {
-                url: self.url.clone(),
+                url: url.to_string(),
                 reason: e.to_string(),
             })?;
             let status = resp.status().as_u16();
@@ -103,28 +142,24 @@ impl Forwarder {
             let bytes = resp.bytes().unwrap_or_default();
             match status {
                 200..=299 => {
-                    let answer = ExportTraceServiceResponse::decode(&bytes[..]).unwrap_or_default();
-                    let (rejected, message) = answer
-                        .partial_success
-                        .map(|p| (p.rejected_spans.max(0) as usize, p.error_message))
-                        .unwrap_or_default();
+                    let (rejected, message) = partial(&bytes[..]).unwrap_or_default();
                     let reasons = if message.is_empty() {
                         Vec::new()
                     } else {
                         vec![message]
                     };
-                    return Ok((spans.saturating_sub(rejected), rejected, reasons));
+                    return Ok((items.saturating_sub(rejected), rejected, reasons));
                 }
                 401 => {
                     return Err(ForwardError::Unauthorized {
-                        url: self.url.clone(),
+                        url: url.to_string(),
                     })
                 }
                 429 | 502 | 503 | 504 => {
                     let waited = started.elapsed();
                     if waited >= MAX_RETRY_WAIT {
                         return Err(ForwardError::GaveUp {
-                            url: self.url.clone(),
+                            url: url.to_string(),
                             waited,
                         });
                     }
@@ -134,7 +169,7 @@ impl Forwarder {
                 _ => {
                     let message = status_message(&bytes);
                     return Err(ForwardError::Refused {
-                        url: self.url.clone(),
+                        url: url.to_string(),
                         status,
                         message,
                     });

@@ -1,12 +1,15 @@
 //! `tripline ingest`: recorded OTLP exports through the same pipeline as live traffic
 //! (convert -> WAL -> batcher -> Parquet), so an imported span is stored exactly like a received one.
 //!
-//! Formats by file name: `.json` (one `ExportTraceServiceRequest`), `.jsonl` / `.ndjson` (one per
-//! line, the OpenTelemetry Collector file exporter's format), `.pb` (a serialised request, also
-//! `.grpc.pb`), each optionally `.gz`. A file named on the command line must be one of these.
-//! In a walked directory other files are skipped, and so are JSON files that are not OTLP trace
-//! exports (no top-level `resourceSpans`), because recordings keep metadata beside the traces;
-//! files whose name contains `traces` are always treated as trace exports. A file that fails is
+//! Formats by file name: `.json` (one `ExportTraceServiceRequest` and/or `ExportLogsServiceRequest`:
+//! `resourceSpans`, `resourceLogs`), `.jsonl` / `.ndjson` (one per line, the OpenTelemetry
+//! Collector file exporter's format, where a line holds either signal), `.pb` (a serialised
+//! request, also `.grpc.pb`; a log request when the file name contains `logs`), each optionally
+//! `.gz`. A file named on the command line must be one of these.
+//! In a walked directory other files are skipped, and so are JSON files that are not OTLP
+//! exports (no top-level `resourceSpans` or `resourceLogs`), because recordings keep metadata
+//! beside the traces; files whose name contains `traces` are always treated as trace exports.
+//! Log records go through the same pipeline into the `logs/` table. A file that fails is
 //! reported and skipped, never aborting the rest.
 
 pub mod forward;
@@ -16,6 +19,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use schemas::convert::{convert_request, IngestContext};
 
@@ -89,7 +93,10 @@ pub struct IngestSummary {
     pub requests: usize,
     pub spans_accepted: usize,
     pub spans_rejected: usize,
-    /// Rejection reason -> spans.
+    /// OTLP log records stored (into `logs/`) and rejected.
+    pub log_records_accepted: usize,
+    pub log_records_rejected: usize,
+    /// Rejection reason -> spans (or log records).
     pub rejection_reasons: BTreeMap<String, usize>,
     /// Files that could not be imported, with the reason.
     pub failed: Vec<(PathBuf, String)>,
@@ -112,10 +119,10 @@ pub enum FileError {
     Corrupt(std::io::Error),
     #[error("{0}")]
     Decode(#[from] schemas::error::DecodeError),
-    #[error("not an OTLP trace export (no top-level resourceSpans); pass OTLP/JSON, JSON lines or protobuf files")]
+    #[error("not an OTLP trace or logs export (no top-level resourceSpans or resourceLogs); pass OTLP/JSON, JSON lines or protobuf files")]
     NotOtlp,
     #[error(
-        "holds no spans; pass OTLP trace exports (a file named explicitly must contain spans)"
+        "holds no spans and no log records; pass OTLP trace or logs exports (a file named explicitly must contain some)"
     )]
     NoSpans,
     #[error("unsupported file type; expected .json, .jsonl, .ndjson or .pb (optionally .gz)")]
@@ -353,8 +360,27 @@ fn ingest_file(
         source: format!("file:{}", c.path.display()),
         redact_content: options.redact_content,
     };
-    let before = (summary.spans_accepted, summary.spans_rejected);
+    let named_logs = c
+        .path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.to_ascii_lowercase().contains("logs"));
+    let counts = |s: &IngestSummary| {
+        (
+            s.spans_accepted,
+            s.spans_rejected,
+            s.log_records_accepted,
+            s.log_records_rejected,
+        )
+    };
+    let before = counts(summary);
     match format {
+        FileFormat::Protobuf if named_logs => {
+            let bytes = read_request(&mut reader, options.max_request_bytes, "the file")?;
+            let request = schemas::decode::decode_logs_protobuf(&bytes)?;
+            drop(bytes);
+            send_logs(destination, &request, &context, summary)?;
+        }
         FileFormat::Protobuf => {
             let bytes = read_request(&mut reader, options.max_request_bytes, "the file")?;
             let request = schemas::decode::decode_protobuf(&bytes)?;
@@ -366,9 +392,15 @@ fn ingest_file(
             if !c.explicit && !named_traces && !looks_like_otlp_json(&bytes) {
                 return Err(FileError::NotOtlp);
             }
-            let request = schemas::decode::decode_json(&bytes)?;
+            let (request, logs) =
+                schemas::decode::decode_json_line_signals(&bytes, 0).map_err(|e| match e {
+                    // A whole file is not a line: report the inner error as a JSON body's.
+                    schemas::DecodeError::JsonLine { source, .. } => *source,
+                    other => other,
+                })?;
             drop(bytes);
             send(destination, &request, &context, summary)?;
+            send_logs(destination, &logs, &context, summary)?;
         }
         FileFormat::JsonLines => {
             let mut lines = BufReader::new(reader);
@@ -397,15 +429,16 @@ fn ingest_file(
                         }
                         checked = true;
                     }
-                    let request = schemas::decode::decode_json_line(&line, index)?;
+                    let (request, logs) = schemas::decode::decode_json_line_signals(&line, index)?;
                     drop(line);
                     send(destination, &request, &context, summary)?;
+                    send_logs(destination, &logs, &context, summary)?;
                 }
                 index += 1;
             }
         }
     }
-    if c.explicit && (summary.spans_accepted, summary.spans_rejected) == before {
+    if c.explicit && counts(summary) == before {
         return Err(FileError::NoSpans);
     }
     Ok(true)
@@ -448,12 +481,49 @@ fn send(
     Ok(())
 }
 
-/// A JSON document whose top level is an object with `resourceSpans` (or `resource_spans`).
+/// Store or forward one log request and count it (nothing happens for a request without
+/// records, so a trace-only line costs nothing here).
+fn send_logs(
+    destination: &Destination<'_>,
+    request: &ExportLogsServiceRequest,
+    context: &IngestContext,
+    summary: &mut IngestSummary,
+) -> Result<(), FileError> {
+    if schemas::logs::log_record_count(request) == 0 {
+        return Ok(());
+    }
+    let (accepted, rejected, reasons) = match destination {
+        Destination::Store(pipeline) => {
+            let converted = schemas::logs::convert_logs_request(request, context);
+            pipeline.submit_wait(&converted)?;
+            (
+                converted.accepted,
+                converted.rejected,
+                converted.rejection_reasons,
+            )
+        }
+        Destination::Collector(forwarder) => forwarder.export_logs(request)?,
+    };
+    summary.log_records_accepted += accepted;
+    summary.log_records_rejected += rejected;
+    for r in reasons {
+        *summary.rejection_reasons.entry(r).or_insert(0) += 1;
+    }
+    Ok(())
+}
+
+/// A JSON document whose top level is an object with `resourceSpans` or `resourceLogs` (or their
+/// snake_case spellings).
 fn looks_like_otlp_json(bytes: &[u8]) -> bool {
     match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(serde_json::Value::Object(m)) => {
-            m.contains_key("resourceSpans") || m.contains_key("resource_spans")
-        }
+        Ok(serde_json::Value::Object(m)) => [
+            "resourceSpans",
+            "resource_spans",
+            "resourceLogs",
+            "resource_logs",
+        ]
+        .iter()
+        .any(|k| m.contains_key(*k)),
         _ => false,
     }
 }
@@ -469,6 +539,12 @@ impl IngestSummary {
             self.spans_rejected,
             self.failed.len()
         );
+        if self.log_records_accepted + self.log_records_rejected > 0 {
+            out.push_str(&format!(
+                "; {} log records accepted, {} rejected",
+                self.log_records_accepted, self.log_records_rejected
+            ));
+        }
         for (reason, n) in &self.rejection_reasons {
             out.push_str(&format!("\n  rejected {n} spans: {reason}"));
         }
@@ -541,6 +617,7 @@ mod tests {
     #[test]
     fn only_objects_with_resource_spans_look_like_otlp() {
         assert!(looks_like_otlp_json(br#"{"resourceSpans": []}"#));
+        assert!(looks_like_otlp_json(br#"{"resourceLogs": []}"#));
         assert!(!looks_like_otlp_json(br#"{"expected": []}"#));
         assert!(!looks_like_otlp_json(b"[1,2]"));
         assert!(!looks_like_otlp_json(b"{\"a\":1}\n{\"b\":2}"));

@@ -1,5 +1,6 @@
-//! OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export` on tonic,
-//! gzip (and zstd) accepted, messages capped at the body limit. Same request path as HTTP
+//! OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export` and
+//! `opentelemetry.proto.collector.logs.v1.LogsService/Export` on tonic, one port, gzip (and zstd)
+//! accepted, messages capped at the body limit. Same request path as HTTP
 //! ([`crate::receive::request`]), same detached processing.
 //!
 //! In front of tonic ([`GrpcReceiver::into_handler`]), before a byte of the message is read: the
@@ -18,6 +19,12 @@ use std::time::Duration;
 use http_body_util::BodyExt as _;
 use tower::ServiceExt as _;
 
+use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{
+    LogsService, LogsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
 };
@@ -30,8 +37,10 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::receive::auth::authorized;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody, SharedPermit};
-use crate::receive::otlp_wire::export_response;
-use crate::receive::request::{admit, process_request, Context, Refusal};
+use crate::receive::otlp_wire::{export_logs_response, export_response};
+use crate::receive::request::{
+    admit, process_logs_request, process_request, Accepted, Context, Refusal,
+};
 use crate::server::Handler;
 
 /// The gRPC trace service.
@@ -57,7 +66,9 @@ impl GrpcReceiver {
     /// status rewrite and the counting of answers tonic gave without calling `export`.
     pub fn into_handler(self) -> Handler {
         let receiver = self.clone();
-        let routes = tonic::service::Routes::new(self.into_service()).prepare();
+        let routes = tonic::service::Routes::new(self.clone().into_service())
+            .add_service(self.into_logs_service())
+            .prepare();
         Arc::new(move |req: hyper::Request<hyper::body::Incoming>| {
             let routes = routes.clone();
             let receiver = receiver.clone();
@@ -177,6 +188,76 @@ impl GrpcReceiver {
             .max_decoding_message_size(cap)
     }
 
+    /// The logs service, configured like [`GrpcReceiver::into_service`].
+    pub fn into_logs_service(self) -> LogsServiceServer<GrpcReceiver> {
+        let cap = self.ctx.max_body_bytes;
+        LogsServiceServer::new(self)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Zstd)
+            .send_compressed(CompressionEncoding::Gzip)
+            .max_decoding_message_size(cap)
+    }
+
+    /// Both services' `export`: the token (when the request did not come through the handler),
+    /// the body permit, `work` on a detached blocking task, the answer counted.
+    async fn export_with<T: Send + 'static>(
+        &self,
+        request: Request<T>,
+        work: fn(&Context, T) -> Result<Accepted, Refusal>,
+    ) -> Result<Accepted, Status> {
+        // The handler in front of tonic checked the token and charged the body; a request that
+        // did not pass through it (the service used on its own) is checked here.
+        let ticket = request.extensions().get::<Ticket>().cloned();
+        if let Some(t) = &ticket {
+            t.counted.store(true, Ordering::Relaxed);
+        } else {
+            let auth = request
+                .metadata()
+                .get("authorization")
+                .map(|v| v.as_bytes());
+            if !authorized(self.auth_token.as_deref(), auth) {
+                return Err(self.refuse(
+                    Status::unauthenticated(
+                        "missing or invalid bearer token; send `authorization: Bearer <token>` metadata",
+                    ),
+                    401,
+                ));
+            }
+        }
+        let permit = match ticket {
+            Some(t) => Ok(t.permit),
+            None => admit(&self.ctx, 0).map(|p| Arc::new(Mutex::new(p))),
+        };
+        let outcome = match permit {
+            Ok(permit) => {
+                let message = request.into_inner();
+                let ctx = self.ctx.clone();
+                let task = tokio::spawn(async move {
+                    tokio::task::spawn_blocking(move || {
+                        let outcome = work(&ctx, message);
+                        drop(permit);
+                        outcome
+                    })
+                    .await
+                });
+                match task.await {
+                    Ok(Ok(o)) => o,
+                    Ok(Err(e)) | Err(e) => Err(Refusal::Unavailable(format!(
+                        "internal error while storing the request: {e}; retry, and report it if it persists"
+                    ))),
+                }
+            }
+            Err(refusal) => Err(refusal),
+        };
+        match outcome {
+            Ok(accepted) => {
+                self.ctx.stats.request("grpc", 200);
+                Ok(accepted)
+            }
+            Err(refusal) => Err(self.refusal_status(refusal)),
+        }
+    }
+
     fn refuse(&self, status: Status, http_equivalent: u16) -> Status {
         crate::telemetry::log_refusal("grpc", http_equivalent, status.message());
         self.ctx.stats.request("grpc", http_equivalent);
@@ -217,59 +298,24 @@ impl TraceService for GrpcReceiver {
         &self,
         request: Request<ExportTraceServiceRequest>,
     ) -> Result<Response<ExportTraceServiceResponse>, Status> {
-        // The handler in front of tonic checked the token and charged the body; a request that
-        // did not pass through it (the service used on its own) is checked here.
-        let ticket = request.extensions().get::<Ticket>().cloned();
-        if let Some(t) = &ticket {
-            t.counted.store(true, Ordering::Relaxed);
-        } else {
-            let auth = request
-                .metadata()
-                .get("authorization")
-                .map(|v| v.as_bytes());
-            if !authorized(self.auth_token.as_deref(), auth) {
-                return Err(self.refuse(
-                    Status::unauthenticated(
-                        "missing or invalid bearer token; send `authorization: Bearer <token>` metadata",
-                    ),
-                    401,
-                ));
-            }
-        }
-        let permit = match ticket {
-            Some(t) => Ok(t.permit),
-            None => admit(&self.ctx, 0).map(|p| Arc::new(Mutex::new(p))),
-        };
-        let outcome = match permit {
-            Ok(permit) => {
-                let message = request.into_inner();
-                let ctx = self.ctx.clone();
-                let task = tokio::spawn(async move {
-                    tokio::task::spawn_blocking(move || {
-                        let outcome = process_request(&ctx, message);
-                        drop(permit);
-                        outcome
-                    })
-                    .await
-                });
-                match task.await {
-                    Ok(Ok(o)) => o,
-                    Ok(Err(e)) | Err(e) => Err(Refusal::Unavailable(format!(
-                        "internal error while storing the request: {e}; retry, and report it if it persists"
-                    ))),
-                }
-            }
-            Err(refusal) => Err(refusal),
-        };
-        match outcome {
-            Ok(accepted) => {
-                self.ctx.stats.request("grpc", 200);
-                Ok(Response::new(export_response(
-                    accepted.rejected,
-                    &accepted.message,
-                )))
-            }
-            Err(refusal) => Err(self.refusal_status(refusal)),
-        }
+        let accepted = self.export_with(request, process_request).await?;
+        Ok(Response::new(export_response(
+            accepted.rejected,
+            &accepted.message,
+        )))
+    }
+}
+
+#[tonic::async_trait]
+impl LogsService for GrpcReceiver {
+    async fn export(
+        &self,
+        request: Request<ExportLogsServiceRequest>,
+    ) -> Result<Response<ExportLogsServiceResponse>, Status> {
+        let accepted = self.export_with(request, process_logs_request).await?;
+        Ok(Response::new(export_logs_response(
+            accepted.rejected,
+            &accepted.message,
+        )))
     }
 }

@@ -1,4 +1,5 @@
-//! OTLP/HTTP receiver: `POST /v1/traces` with protobuf or JSON bodies, plain, gzip or zstd;
+//! OTLP/HTTP receiver: `POST /v1/traces` and `POST /v1/logs` with protobuf or JSON bodies, plain,
+//! gzip or zstd (both through the same checks and request path, [`Signal`]);
 //! plus `GET /health` (no token) and `GET /metrics` (Prometheus text; bearer token required
 //! when one is configured), see [`router`].
 //!
@@ -24,8 +25,11 @@ use http_body_util::BodyExt;
 use crate::receive::auth::authorized;
 use crate::receive::decompress::Encoding;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody};
-use crate::receive::otlp_wire::{code, encode_response, encode_status, export_response, Format};
-use crate::receive::request::{admit, process_body, Context, Refusal};
+use crate::receive::otlp_wire::{
+    code, encode_logs_response, encode_response, encode_status, export_logs_response,
+    export_response, Format,
+};
+use crate::receive::request::{admit, process_signal_body, Context, Refusal, Signal};
 use crate::telemetry::cut;
 
 /// Shared state of the HTTP receiver.
@@ -37,7 +41,7 @@ pub struct HttpState {
     pub body_timeout: Duration,
 }
 
-/// The router serving `POST /v1/traces`, `GET /health` and `GET /metrics`.
+/// The router serving `POST /v1/traces`, `POST /v1/logs`, `GET /health` and `GET /metrics`.
 ///
 /// `/health` needs no token (a load balancer or an orchestrator probes it): 200
 /// `{"status":"ready"}` once the WAL is replayed (the listeners open only after replay), 503
@@ -47,6 +51,7 @@ pub struct HttpState {
 pub fn router(state: Arc<HttpState>) -> Router {
     Router::new()
         .route("/v1/traces", post(export_traces))
+        .route("/v1/logs", post(export_logs))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .layer(axum::extract::DefaultBodyLimit::disable())
@@ -142,6 +147,18 @@ async fn export_traces(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    export(state, headers, body, Signal::Traces).await
+}
+
+async fn export_logs(
+    State(state): State<Arc<HttpState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    export(state, headers, body, Signal::Logs).await
+}
+
+async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: Signal) -> Response {
     let format = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -246,7 +263,7 @@ async fn export_traces(
     // permit is held until the request is answered.
     let task = tokio::spawn(async move {
         tokio::task::spawn_blocking(move || {
-            let outcome = process_body(&ctx, &bytes, encoding, format);
+            let outcome = process_signal_body(&ctx, signal, &bytes, encoding, format);
             drop(permit);
             outcome
         })
@@ -264,10 +281,16 @@ async fn export_traces(
             if accepted.rejected > 0 {
                 tracing::info!(protocol = "http", accepted = accepted.accepted, rejected = accepted.rejected, reason = %cut(&accepted.message), "partial success");
             }
-            let body = encode_response(
-                format,
-                &export_response(accepted.rejected, &accepted.message),
-            );
+            let body = match signal {
+                Signal::Traces => encode_response(
+                    format,
+                    &export_response(accepted.rejected, &accepted.message),
+                ),
+                Signal::Logs => encode_logs_response(
+                    format,
+                    &export_logs_response(accepted.rejected, &accepted.message),
+                ),
+            };
             ([(header::CONTENT_TYPE, format.content_type())], body).into_response()
         }
         Err(refusal) => refusal_response(&state, format, refusal),

@@ -1,8 +1,12 @@
 //! OTLP/HTTP on the wire: the request's encoding ([`Format`], from its `Content-Type`: protobuf or
 //! JSON) and the answers the OTLP specification asks for, in that same encoding: an
-//! `ExportTraceServiceResponse` (with `partial_success` when validation rejected spans) on
+//! `ExportTraceServiceResponse` / `ExportLogsServiceResponse` (with `partial_success` when
+//! validation rejected spans or log records) on
 //! success, a `google.rpc.Status` ([`RpcStatus`], [`code`]) on error.
 
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsPartialSuccess, ExportLogsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceResponse,
 };
@@ -77,6 +81,35 @@ pub fn encode_response(format: Format, response: &ExportTraceServiceResponse) ->
                 Some(p) => serde_json::json!({
                     "partialSuccess": {
                         "rejectedSpans": p.rejected_spans.to_string(),
+                        "errorMessage": p.error_message,
+                    }
+                }),
+                None => serde_json::json!({}),
+            };
+            value.to_string().into_bytes()
+        }
+    }
+}
+
+/// The success answer to a logs request: `partial_success` only when records were rejected.
+pub fn export_logs_response(rejected: usize, message: &str) -> ExportLogsServiceResponse {
+    ExportLogsServiceResponse {
+        partial_success: (rejected > 0).then(|| ExportLogsPartialSuccess {
+            rejected_log_records: rejected as i64,
+            error_message: message.to_string(),
+        }),
+    }
+}
+
+/// Serialise a logs success answer in `format` (as [`encode_response`]).
+pub fn encode_logs_response(format: Format, response: &ExportLogsServiceResponse) -> Vec<u8> {
+    match format {
+        Format::Protobuf => response.encode_to_vec(),
+        Format::Json => {
+            let value = match &response.partial_success {
+                Some(p) => serde_json::json!({
+                    "partialSuccess": {
+                        "rejectedLogRecords": p.rejected_log_records.to_string(),
                         "errorMessage": p.error_message,
                     }
                 }),

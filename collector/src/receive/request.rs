@@ -1,4 +1,5 @@
-//! The protocol-independent request path shared by OTLP/HTTP and OTLP/gRPC:
+//! The protocol-independent request path shared by OTLP/HTTP and OTLP/gRPC, for traces and
+//! logs alike ([`Signal`]):
 //! early admission ([`admit`], before the body is read) -> processing slot -> decompress
 //! (capped) -> decode -> convert (once, straight to Arrow) -> pipeline (queue reservation, WAL,
 //! fsync) -> outcome. Runs on a blocking thread inside a detached task, so a client that goes
@@ -7,6 +8,7 @@
 
 use std::sync::Arc;
 
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use schemas::convert::{convert_request_bounded, ConvertError, Converted, IngestContext};
 
@@ -85,23 +87,60 @@ fn queue_full(ctx: &Context) -> Refusal {
     ))
 }
 
-/// An OTLP/HTTP body as received (admitted by [`admit`]).
+/// The OTLP signal a request carries: both go through the same path into the same WAL, to
+/// their own table (`spans/`, `logs/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// `/v1/traces`, TraceService.
+    Traces,
+    /// `/v1/logs`, LogsService.
+    Logs,
+}
+
+/// An OTLP/HTTP `/v1/traces` body as received (admitted by [`admit`]).
 pub fn process_body(
     ctx: &Context,
     body: &[u8],
     encoding: Encoding,
     format: Format,
 ) -> Result<Accepted, Refusal> {
-    process(ctx, || {
+    process_signal_body(ctx, Signal::Traces, body, encoding, format)
+}
+
+/// An OTLP/HTTP body of `signal` as received (admitted by [`admit`]).
+pub fn process_signal_body(
+    ctx: &Context,
+    signal: Signal,
+    body: &[u8],
+    encoding: Encoding,
+    format: Format,
+) -> Result<Accepted, Refusal> {
+    process(ctx, signal, || {
         let plain = decompress_capped(body, encoding, ctx.max_body_bytes).map_err(|e| match e {
             BodyError::TooLarge { .. } => Refusal::TooLarge(e.to_string()),
             BodyError::Corrupt { .. } => Refusal::BadRequest(e.to_string()),
         })?;
-        match format {
-            Format::Protobuf => schemas::decode::decode_protobuf(&plain),
-            Format::Json => schemas::decode::decode_json(&plain),
+        let bad = |e: schemas::DecodeError| Refusal::BadRequest(e.to_string());
+        match signal {
+            Signal::Traces => {
+                let request = match format {
+                    Format::Protobuf => schemas::decode::decode_protobuf(&plain),
+                    Format::Json => schemas::decode::decode_json(&plain),
+                }
+                .map_err(bad)?;
+                drop(plain);
+                convert(ctx, request)
+            }
+            Signal::Logs => {
+                let request = match format {
+                    Format::Protobuf => schemas::decode::decode_logs_protobuf(&plain),
+                    Format::Json => schemas::decode::decode_logs_json(&plain),
+                }
+                .map_err(bad)?;
+                drop(plain);
+                convert_logs(ctx, request)
+            }
         }
-        .map_err(|e| Refusal::BadRequest(e.to_string()))
     })
 }
 
@@ -110,15 +149,24 @@ pub fn process_request(
     ctx: &Context,
     request: ExportTraceServiceRequest,
 ) -> Result<Accepted, Refusal> {
-    process(ctx, || Ok(request))
+    process(ctx, Signal::Traces, || convert(ctx, request))
 }
 
-/// The CPU-heavy steps (`decode`, then conversion) under a processing slot, then the submission
+/// A log request decoded by the gRPC layer.
+pub fn process_logs_request(
+    ctx: &Context,
+    request: ExportLogsServiceRequest,
+) -> Result<Accepted, Refusal> {
+    process(ctx, Signal::Logs, || convert_logs(ctx, request))
+}
+
+/// The CPU-heavy steps (decode, then conversion) under a processing slot, then the submission
 /// without it. The queue is checked again first: it may have filled while the request waited
 /// for its slot.
 fn process(
     ctx: &Context,
-    decode: impl FnOnce() -> Result<ExportTraceServiceRequest, Refusal>,
+    signal: Signal,
+    decode_and_convert: impl FnOnce() -> Result<Converted, Refusal>,
 ) -> Result<Accepted, Refusal> {
     let converted = {
         let _slot = ctx.admission.processing_slot();
@@ -126,38 +174,57 @@ fn process(
             return Err(queue_full(ctx));
         }
         Stats::add(&ctx.stats.requests_decoded, 1);
-        convert(ctx, decode()?)?
+        decode_and_convert()?
     };
-    submit(ctx, converted)
+    submit(ctx, signal, converted)
+}
+
+fn ingest_context(ctx: &Context) -> IngestContext {
+    IngestContext {
+        received_at_unix_nano: now_unix_nanos(),
+        source: ctx.source.to_string(),
+        redact_content: ctx.redact_content,
+    }
+}
+
+/// A refused conversion's answer: 413, resending cannot help.
+fn too_large(e: ConvertError) -> Refusal {
+    match e {
+        ConvertError::TooLarge { .. } | ConvertError::Builder(_) => {
+            Refusal::TooLarge(e.to_string())
+        }
+    }
 }
 
 /// Convert, and free the decoded request while the processing slot is still held. A request
 /// that would expand past `--max-converted-bytes` (or that the builders cannot hold) is refused
 /// whole with 413: resending it cannot help.
 fn convert(ctx: &Context, request: ExportTraceServiceRequest) -> Result<Converted, Refusal> {
-    let converted = convert_request_bounded(
+    let converted =
+        convert_request_bounded(&request, &ingest_context(ctx), ctx.max_converted_bytes);
+    drop(request);
+    converted.map_err(too_large)
+}
+
+/// [`convert`] for a log request.
+fn convert_logs(ctx: &Context, request: ExportLogsServiceRequest) -> Result<Converted, Refusal> {
+    let converted = schemas::logs::convert_logs_request_bounded(
         &request,
-        &IngestContext {
-            received_at_unix_nano: now_unix_nanos(),
-            source: ctx.source.to_string(),
-            redact_content: ctx.redact_content,
-        },
+        &ingest_context(ctx),
         ctx.max_converted_bytes,
     );
     drop(request);
-    converted.map_err(|e| match e {
-        ConvertError::TooLarge { .. } | ConvertError::Builder(_) => {
-            Refusal::TooLarge(e.to_string())
-        }
-    })
+    converted.map_err(too_large)
 }
 
 /// Queue reservation, WAL append and fsync; the answer to the client.
-fn submit(ctx: &Context, converted: Converted) -> Result<Accepted, Refusal> {
+fn submit(ctx: &Context, signal: Signal, converted: Converted) -> Result<Accepted, Refusal> {
     match ctx.pipeline.submit(&converted) {
         Ok(()) => {}
         Err(SubmitError::Overloaded { queued }) => {
-            Stats::add(&ctx.stats.spans_refused, converted.accepted as u64);
+            if signal == Signal::Traces {
+                Stats::add(&ctx.stats.spans_refused, converted.accepted as u64);
+            }
             return Err(Refusal::Overloaded(format!(
                 "the collector is overloaded ({queued} batches waiting to be written); retry after the Retry-After delay"
             )));
@@ -166,8 +233,15 @@ fn submit(ctx: &Context, converted: Converted) -> Result<Accepted, Refusal> {
             return Err(Refusal::Unavailable(e.to_string()));
         }
     }
-    Stats::add(&ctx.stats.spans_accepted, converted.accepted as u64);
-    Stats::add(&ctx.stats.spans_rejected, converted.rejected as u64);
+    let (accepted, rejected) = match signal {
+        Signal::Traces => (&ctx.stats.spans_accepted, &ctx.stats.spans_rejected),
+        Signal::Logs => (
+            &ctx.stats.log_records_accepted,
+            &ctx.stats.log_records_rejected,
+        ),
+    };
+    Stats::add(accepted, converted.accepted as u64);
+    Stats::add(rejected, converted.rejected as u64);
     Ok(Accepted {
         accepted: converted.accepted,
         rejected: converted.rejected,

@@ -30,7 +30,7 @@ use crate::store::part_file::{PartFile, RowGroupLimits, StoreError};
 use crate::store::queue_reservation::Reservation;
 use crate::store::wal::{ipc, Wal};
 use crate::telemetry::Stats;
-use schemas::layout::Partition;
+use schemas::layout::{Partition, Table};
 
 /// First and longest wait between two attempts to write failed rows again.
 const RETRY_FIRST: Duration = Duration::from_millis(100);
@@ -489,10 +489,25 @@ impl Batcher {
 /// hostile client could otherwise spread one request over thousands of future hours. Past start
 /// times are kept as they are: importing recorded traces is normal, and the open-file cap
 /// (`max_open_files`) bounds what a spread of old hours costs.
+///
+/// Log record batches ([`schemas::logs::is_log_schema`]) go to the `logs/` table, by the
+/// record's time (else its observed time, else the receive time), under the same policy.
 pub fn row_partitions(batch: &RecordBatch) -> Vec<Partition> {
-    let start = batch
-        .column_by_name(col::START_TIME_UNIX_NANO)
-        .and_then(|c| c.as_any().downcast_ref::<Int64Array>());
+    let is_logs = schemas::logs::is_log_schema(&batch.schema());
+    let table = if is_logs { Table::Logs } else { Table::Spans };
+    let int64 = |name: &str| {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+    };
+    let (start, fallback) = if is_logs {
+        (
+            int64(schemas::logs::schema::col::TIME_UNIX_NANO),
+            int64(schemas::logs::schema::col::OBSERVED_TIME_UNIX_NANO),
+        )
+    } else {
+        (int64(col::START_TIME_UNIX_NANO), None)
+    };
     let received = batch
         .column_by_name(col::RECEIVED_AT)
         .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>());
@@ -502,7 +517,12 @@ pub fn row_partitions(batch: &RecordBatch) -> Vec<Partition> {
                 Some(r) if r.is_valid(i) => Some(r.value(i).saturating_mul(1000)),
                 _ => None,
             };
-            let nanos = match (start, received_nanos) {
+            let claimed = match (start, fallback) {
+                (Some(a), _) if a.is_valid(i) && a.value(i) > 0 => Some(a),
+                (_, Some(o)) if o.is_valid(i) && o.value(i) > 0 => Some(o),
+                (a, _) => a,
+            };
+            let nanos = match (claimed, received_nanos) {
                 (Some(a), Some(r))
                     if a.is_valid(i)
                         && a.value(i) > 0
@@ -513,7 +533,7 @@ pub fn row_partitions(batch: &RecordBatch) -> Vec<Partition> {
                 (Some(a), _) if a.is_valid(i) && a.value(i) > 0 => a.value(i),
                 (_, r) => r.unwrap_or(0),
             };
-            Partition::of_unix_nanos(nanos)
+            Partition::of_unix_nanos(nanos).in_table(table)
         })
         .collect()
 }

@@ -27,7 +27,7 @@ use crate::store::batcher::row_partitions;
 use crate::store::remote::RemoteSink;
 
 use crate::store::part_file::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
-use schemas::layout::{is_part_file, Partition, SPANS_DIR};
+use schemas::layout::{is_part_file, Partition, Table};
 
 /// Sequence ranges per partition, loaded lazily (only partitions replay touches are read).
 pub struct CommittedRecords {
@@ -92,6 +92,10 @@ pub fn epoch_matches_wal(wal_dir: &Path, data_dir: &Path, epoch: &str) -> bool {
         let Ok(Some(batch)) = crate::store::wal::ipc::decode_one(payload) else {
             return true;
         };
+        // Log records may have no span id: the check looks at span records only.
+        if schemas::logs::is_log_schema(&batch.schema()) {
+            return true;
+        }
         let Some(ids) = batch
             .column_by_name(schemas::schema::col::SPAN_ID)
             .and_then(|c| c.as_any().downcast_ref::<BinaryArray>())
@@ -132,12 +136,13 @@ fn span_ids_in(path: &Path) -> Result<Vec<Vec<u8>>, String> {
     Ok(out)
 }
 
-/// The WAL epoch recorded by the newest committed part file under `data_dir` (part file names
+/// The WAL epoch recorded by the newest committed part file under `data_dir` (spans or logs; part file names
 /// are ULIDs, which sort by creation time): the epoch of the WAL that wrote last, used to rebuild
 /// a lost checkpoint.
 pub fn latest_epoch(data_dir: &Path) -> Option<String> {
-    let mut files: Vec<(String, PathBuf)> = walkdir::WalkDir::new(data_dir.join(SPANS_DIR))
-        .into_iter()
+    let mut files: Vec<(String, PathBuf)> = Table::ALL
+        .iter()
+        .flat_map(|t| walkdir::WalkDir::new(t.dir(data_dir)))
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .filter_map(|e| {

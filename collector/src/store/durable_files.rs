@@ -18,20 +18,23 @@ pub fn new_part_paths(dir: &Path) -> (PathBuf, PathBuf) {
     )
 }
 
-/// Delete leftover temporary part files under `<data>/spans` (a crash mid-write); their rows are
-/// still in the WAL and will be written again. Returns how many were removed.
+/// Delete leftover temporary part files under `<data>/spans` and `<data>/logs` (a crash
+/// mid-write); their rows are still in the WAL and will be written again. Returns how many were
+/// removed.
 pub fn remove_leftover_tmp_files(data_dir: &Path) -> std::io::Result<usize> {
-    let root = layout::spans_dir(data_dir);
-    if !root.exists() {
-        return Ok(0);
-    }
     let mut removed = 0;
-    for entry in walkdir::WalkDir::new(&root) {
-        let entry = entry.map_err(std::io::Error::other)?;
-        let name = entry.file_name().to_string_lossy();
-        if entry.file_type().is_file() && layout::is_tmp_part_file(&name) {
-            std::fs::remove_file(entry.path())?;
-            removed += 1;
+    for table in layout::Table::ALL {
+        let root = table.dir(data_dir);
+        if !root.exists() {
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(&root) {
+            let entry = entry.map_err(std::io::Error::other)?;
+            let name = entry.file_name().to_string_lossy();
+            if entry.file_type().is_file() && layout::is_tmp_part_file(&name) {
+                std::fs::remove_file(entry.path())?;
+                removed += 1;
+            }
         }
     }
     Ok(removed)

@@ -19,7 +19,7 @@ use parquet::file::metadata::KeyValue;
 
 use crate::store::durable_files::{fsync_dir, new_part_paths};
 use crate::store::remote::{RemoteError, RemoteSink};
-use schemas::layout::{self, Partition};
+use schemas::layout::{self, Partition, Table};
 
 /// Metadata key: the WAL epoch of the records in this file.
 pub const META_WAL_EPOCH: &str = "tripline.wal.epoch";
@@ -112,11 +112,17 @@ impl PartFile {
         }
         let (tmp_path, final_path) = new_part_paths(&dir);
         let file = File::create(&tmp_path).map_err(|e| StoreError::io(&tmp_path, e))?;
-        let writer = match ArrowWriter::try_new(
-            file,
-            schemas::span_schema(),
-            Some(schemas::parquet_props::writer_properties()),
-        ) {
+        let (schema, props) = match partition.table {
+            Table::Spans => (
+                schemas::span_schema(),
+                schemas::parquet_props::writer_properties(),
+            ),
+            Table::Logs => (
+                schemas::logs::log_schema(),
+                schemas::logs::log_writer_properties(),
+            ),
+        };
+        let writer = match ArrowWriter::try_new(file, schema, Some(props)) {
             Ok(w) => w,
             Err(e) => {
                 remove_quietly(&tmp_path);

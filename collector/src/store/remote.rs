@@ -117,11 +117,11 @@ impl RemoteLocation {
         self.child(layout::SPANS_DIR)
     }
 
-    /// `<prefix>/spans/date=…/hour=…`.
+    /// `<prefix>/<table>/date=…/hour=…` (`spans/` or `logs/`).
     pub fn partition_path(&self, partition: Partition) -> ObjectPath {
         self.child(&format!(
             "{}/{}/{}",
-            layout::SPANS_DIR,
+            partition.table.dir_name(),
             partition.date_dir_name(),
             partition.hour_dir_name()
         ))

@@ -13,18 +13,24 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::metadata::FileMetaData;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use serde::Serialize;
 
 use crate::store::part_file::{META_WAL_EPOCH, META_WAL_FIRST_SEQ, META_WAL_LAST_SEQ};
 use crate::store::wal::checkpoint::Checkpoint;
 
-use schemas::layout::{self, SPANS_DIR, WAL_DIR};
+use schemas::layout::{self, Table, SPANS_DIR, WAL_DIR};
 
 /// The committed part files under `<data_dir>/spans`: every `*.parquet` file that is not hidden,
 /// sorted by path. Empty when there is no `spans/` directory.
 pub fn part_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let root = data_dir.join(SPANS_DIR);
+    table_part_files(data_dir, Table::Spans)
+}
+
+/// The committed part files of `table` (`spans/` or `logs/`), as [`part_files`].
+pub fn table_part_files(data_dir: &Path, table: Table) -> std::io::Result<Vec<PathBuf>> {
+    let root = table.dir(data_dir);
     if !root.is_dir() {
         return Ok(Vec::new());
     }
@@ -51,14 +57,20 @@ pub fn part_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Leftover (or in-progress) temporary part files under `<data_dir>/spans`.
+/// Leftover (or in-progress) temporary part files under `<data_dir>/spans` and `<data_dir>/logs`.
 pub fn tmp_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let root = data_dir.join(SPANS_DIR);
-    if !root.is_dir() {
-        return Ok(Vec::new());
-    }
     let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
+    for table in Table::ALL {
+        let root = table.dir(data_dir);
+        if root.is_dir() {
+            tmp_files_under(&root, &mut out);
+        }
+    }
+    Ok(out)
+}
+
+fn tmp_files_under(root: &Path, out: &mut Vec<PathBuf>) {
+    for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
         let Ok(entry) = entry else { continue };
         let name = entry.file_name().to_string_lossy();
         let being_written = name
@@ -68,7 +80,6 @@ pub fn tmp_files(data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             out.push(entry.into_path());
         }
     }
-    Ok(out)
 }
 
 /// The WAL records a part file holds for its partition (see [`crate::store::committed_records`]).
@@ -80,6 +91,18 @@ pub struct WalRange {
 }
 
 impl WalRange {
+    /// The range a part file's footer records (`tripline.wal.*` key-value metadata), or `None`
+    /// for a file written by hand or one whose range is incomplete. The local footer check
+    /// ([`read_footer`]) and the analyzer's listing of a store on object storage both read it
+    /// here.
+    pub fn of_footer(fm: &FileMetaData) -> Option<WalRange> {
+        Some(WalRange {
+            epoch: footer_value(fm, META_WAL_EPOCH)?,
+            first_seq: footer_value(fm, META_WAL_FIRST_SEQ)?.parse().ok()?,
+            last_seq: footer_value(fm, META_WAL_LAST_SEQ)?.parse().ok()?,
+        })
+    }
+
     /// Whether this file holds the rows of WAL record `seq` of `epoch` (for its partition).
     pub fn covers(&self, epoch: &str, seq: u64) -> bool {
         self.epoch == epoch && self.first_seq <= seq && seq <= self.last_seq
@@ -106,23 +129,6 @@ pub fn read_footer(path: &Path) -> Result<Footer, String> {
     let reader = SerializedFileReader::new(file).map_err(|e| e.to_string())?;
     let meta = reader.metadata();
     let fm = meta.file_metadata();
-    let kv = fm.key_value_metadata();
-    let get = |k: &str| {
-        kv.and_then(|kv| kv.iter().find(|e| e.key == k))
-            .and_then(|e| e.value.clone())
-    };
-    let wal = match (
-        get(META_WAL_EPOCH),
-        get(META_WAL_FIRST_SEQ).and_then(|v| v.parse().ok()),
-        get(META_WAL_LAST_SEQ).and_then(|v| v.parse().ok()),
-    ) {
-        (Some(epoch), Some(first_seq), Some(last_seq)) => Some(WalRange {
-            epoch,
-            first_seq,
-            last_seq,
-        }),
-        _ => None,
-    };
     Ok(Footer {
         rows: u64::try_from(fm.num_rows()).unwrap_or(0),
         row_group_rows: meta
@@ -131,9 +137,17 @@ pub fn read_footer(path: &Path) -> Result<Footer, String> {
             .map(|rg| u64::try_from(rg.num_rows()).unwrap_or(0))
             .sum(),
         row_groups: meta.num_row_groups(),
-        schema_version: get(schemas::SCHEMA_VERSION_KEY),
-        wal,
+        schema_version: footer_value(fm, schemas::SCHEMA_VERSION_KEY),
+        wal: WalRange::of_footer(fm),
     })
+}
+
+/// The value of `key` in a Parquet file's key-value metadata.
+pub fn footer_value(fm: &FileMetaData, key: &str) -> Option<String> {
+    fm.key_value_metadata()?
+        .iter()
+        .find(|e| e.key == key)
+        .and_then(|e| e.value.clone())
 }
 
 /// Decodes every row group of a Parquet file; returns the rows decoded.
@@ -151,6 +165,9 @@ pub fn decode_all(path: &Path) -> Result<u64, String> {
 
 /// Whether a schema version written in a file is one this build can read.
 pub fn known_schema_version(v: &str) -> bool {
+    if v == schemas::logs::schema::LOG_SCHEMA_VERSION {
+        return true;
+    }
     let current: u32 = schemas::SCHEMA_VERSION.parse().unwrap_or(1);
     v.parse::<u32>().is_ok_and(|n| (1..=current).contains(&n))
 }
@@ -355,8 +372,10 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
         })
     };
     let files = part_files(data_dir).map_err(io)?;
+    let log_files = table_part_files(data_dir, Table::Logs).map_err(io)?;
     let mut rows = 0u64;
-    for path in &files {
+    for path in files.iter().chain(&log_files) {
+        let is_span_file = !log_files.contains(path);
         let footer = match read_footer(path) {
             Ok(f) => f,
             Err(e) => {
@@ -391,7 +410,7 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
             );
         }
         match decode_all(path) {
-            Ok(n) if n == footer.rows => rows += n,
+            Ok(n) if n == footer.rows => rows += if is_span_file { n } else { 0 },
             Ok(n) => problem(
                 path,
                 format!("decoded {n} rows, the file metadata says {}", footer.rows),

@@ -42,7 +42,10 @@ pub(super) fn decode_any_value(body: &[u8]) -> Result<AnyValue, DecodeError> {
     Ok(parsed.0)
 }
 
-fn json_error(e: serde_path_to_error::Error<serde_json::Error>, line_offset: usize) -> DecodeError {
+pub(super) fn json_error(
+    e: serde_path_to_error::Error<serde_json::Error>,
+    line_offset: usize,
+) -> DecodeError {
     let path = e.path().to_string();
     let path = if path == "." {
         "the top level".to_string()
@@ -82,7 +85,7 @@ struct JRequest {
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct JResourceSpans {
+pub(super) struct JResourceSpans {
     #[serde(deserialize_with = "nullable")]
     resource: Option<JResource>,
     #[serde(
@@ -101,15 +104,15 @@ struct JResourceSpans {
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct JResource {
+pub(super) struct JResource {
     #[serde(deserialize_with = "nullable")]
-    attributes: Vec<JKeyValue>,
+    pub(super) attributes: Vec<JKeyValue>,
     #[serde(
         rename = "droppedAttributesCount",
         alias = "dropped_attributes_count",
         deserialize_with = "lenient_u32"
     )]
-    dropped_attributes_count: u32,
+    pub(super) dropped_attributes_count: u32,
 }
 
 #[derive(Deserialize, Default)]
@@ -129,19 +132,19 @@ struct JScopeSpans {
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct JScope {
+pub(super) struct JScope {
     #[serde(deserialize_with = "nullable")]
-    name: String,
+    pub(super) name: String,
     #[serde(deserialize_with = "nullable")]
-    version: String,
+    pub(super) version: String,
     #[serde(deserialize_with = "nullable")]
-    attributes: Vec<JKeyValue>,
+    pub(super) attributes: Vec<JKeyValue>,
     #[serde(
         rename = "droppedAttributesCount",
         alias = "dropped_attributes_count",
         deserialize_with = "lenient_u32"
     )]
-    dropped_attributes_count: u32,
+    pub(super) dropped_attributes_count: u32,
 }
 
 #[derive(Deserialize, Default)]
@@ -266,7 +269,7 @@ struct JStatus {
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct JKeyValue {
+pub(super) struct JKeyValue {
     #[serde(deserialize_with = "nullable")]
     key: String,
     #[serde(deserialize_with = "nullable")]
@@ -290,7 +293,7 @@ struct JKeyValueList {
 /// An `AnyValue`: an object with at most one of the `*Value` keys (an empty object is the empty
 /// value).
 #[derive(Default)]
-struct JAnyValue(AnyValue);
+pub(super) struct JAnyValue(pub(super) AnyValue);
 
 impl<'de> Deserialize<'de> for JAnyValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -356,7 +359,7 @@ impl<'de> Visitor<'de> for AnyValueVisitor {
 // ---------------------------------------------------------------------------------------------
 // conversions into the prost types
 
-fn kvs(list: Vec<JKeyValue>) -> Vec<KeyValue> {
+pub(super) fn kvs(list: Vec<JKeyValue>) -> Vec<KeyValue> {
     list.into_iter().map(Into::into).collect()
 }
 
@@ -472,7 +475,7 @@ impl From<JSpan> for Span {
 // ---------------------------------------------------------------------------------------------
 // lenient field readers
 
-fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+pub(super) fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,
@@ -480,7 +483,7 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
-fn id_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+pub(super) fn id_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
     let Some(text) = Option::<String>::deserialize(d)? else {
         return Ok(Vec::new());
     };
@@ -539,14 +542,14 @@ where
     }
 }
 
-fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+pub(super) fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     d.deserialize_any(IntVisitor::<u64>(
         "unsigned 64-bit integer",
         Default::default(),
     ))
 }
 
-fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+pub(super) fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     d.deserialize_any(IntVisitor::<u32>(
         "unsigned 32-bit integer",
         Default::default(),
@@ -597,11 +600,11 @@ impl<'de> Deserialize<'de> for LenientF64 {
 }
 
 /// An enum written as its number or its name, with or without the type prefix.
-struct EnumVisitor {
-    what: &'static str,
-    prefix: &'static str,
+pub(super) struct EnumVisitor {
+    pub(super) what: &'static str,
+    pub(super) prefix: &'static str,
     /// Names without the prefix, indexed by enum number.
-    names: &'static [&'static str],
+    pub(super) names: &'static [&'static str],
 }
 
 impl<'de> Visitor<'de> for EnumVisitor {

@@ -18,6 +18,7 @@ fn transform(t: Transform) -> String {
         Transform::JsonPointer(p) => format!("JSON `{p}`"),
         Transform::Constant(c) => format!("constant `{c}`"),
         Transform::Capture(h) => format!("`{{{h}}}`"),
+        Transform::HttpHeader => "header value (Base64 form decoded)".to_string(),
     }
 }
 
@@ -71,6 +72,7 @@ pub fn registry_markdown() -> String {
                 let when = match m.when {
                     Some(Condition::AttrEquals(a, v)) => format!("`{a}` = `{v}`"),
                     Some(Condition::JsonPointerExists(a, p)) => format!("`{a}` has JSON `{p}`"),
+                    Some(Condition::HttpHeaderEquals(h, v)) => format!("header `{h}` = `{v}`"),
                     None => String::new(),
                 };
                 let _ = writeln!(

@@ -415,6 +415,7 @@ fn mapped_value<'a>(value: &'a AnyValue, m: &CompiledMapping) -> Option<Raw<'a>>
     match m.mapping.transform {
         Transform::Identity | Transform::Capture(_) => Some(Raw::Any(value)),
         Transform::Constant(c) => Some(Raw::Text(c.to_string())),
+        Transform::HttpHeader => http_header_value(value).map(Raw::Text),
         Transform::JsonPointer(pointer) => {
             let Some(Value::StringValue(text)) = value.value.as_ref() else {
                 return None;
@@ -435,6 +436,14 @@ fn condition_holds(when: Option<Condition>, view: &SpanView<'_>) -> bool {
                 other => other.and_then(scalar_text).is_some_and(|t| t == expected),
             }
         }
+        Some(Condition::HttpHeaderEquals(header, expected)) => {
+            let dash = format!("http.request.header.{header}");
+            let underscore = dash.replace('-', "_");
+            view.get(&dash)
+                .or_else(|| view.get(&underscore))
+                .and_then(http_header_value)
+                .is_some_and(|v| v == expected)
+        }
         Some(Condition::JsonPointerExists(name, pointer)) => {
             match view.get(name).and_then(|v| v.value.as_ref()) {
                 // Parsed only when the pointer's last key occurs in the text: payload attributes
@@ -450,6 +459,30 @@ fn condition_holds(when: Option<Condition>, view: &SpanView<'_>) -> bool {
             }
         }
     }
+}
+
+/// A captured HTTP request header's value: the first element of the string array the HTTP
+/// conventions record (or a plain string), with MCP's Base64 form (`=?base64?<b64>?=`, used for
+/// values that are not plain printable ASCII) decoded. Empty or undecodable values are `None`.
+fn http_header_value(value: &AnyValue) -> Option<String> {
+    let text = match value.value.as_ref()? {
+        Value::ArrayValue(a) => match a.values.first()?.value.as_ref()? {
+            Value::StringValue(s) => s.as_str(),
+            _ => return None,
+        },
+        Value::StringValue(s) => s.as_str(),
+        _ => return None,
+    };
+    let text = text.trim();
+    if let Some(b64) = text
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+        return String::from_utf8(bytes).ok().filter(|s| !s.is_empty());
+    }
+    (!text.is_empty()).then(|| text.to_string())
 }
 
 fn is_pattern(p: &str) -> bool {

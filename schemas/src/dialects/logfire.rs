@@ -73,7 +73,7 @@ pub(super) static LOGFIRE: Dialect = Dialect {
 
 #[cfg(test)]
 mod tests {
-    use crate::dialects::tests_support::lifted;
+    use crate::dialects::tests_support::{assert_lifted, lifted};
     use crate::schema::col;
 
     #[test]
@@ -91,17 +91,13 @@ mod tests {
                 ),
             ],
         );
-        assert_eq!(
-            got.get(col::MCP_METHOD_NAME).map(String::as_str),
-            Some("tools/call")
-        );
-        assert_eq!(
-            got.get(col::GEN_AI_TOOL_NAME).map(String::as_str),
-            Some("lookup_supplier")
-        );
-        assert_eq!(
-            got.get(col::JSONRPC_REQUEST_ID).map(String::as_str),
-            Some("2")
+        assert_lifted(
+            &got,
+            &[
+                (col::MCP_METHOD_NAME, Some("tools/call")),
+                (col::GEN_AI_TOOL_NAME, Some("lookup_supplier")),
+                (col::JSONRPC_REQUEST_ID, Some("2")),
+            ],
         );
     }
 }

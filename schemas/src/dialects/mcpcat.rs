@@ -37,7 +37,7 @@ pub(super) static MCPCAT: Dialect = Dialect {
 
 #[cfg(test)]
 mod tests {
-    use crate::dialects::tests_support::lifted;
+    use crate::dialects::tests_support::{assert_lifted, lifted};
     use crate::schema::col;
 
     #[test]
@@ -51,17 +51,13 @@ mod tests {
                 ("mcp.session_id", "ses_1"),
             ],
         );
-        assert_eq!(
-            got.get(col::MCP_METHOD_NAME).map(String::as_str),
-            Some("tools/call")
-        );
-        assert_eq!(
-            got.get(col::GEN_AI_TOOL_NAME).map(String::as_str),
-            Some("get_stock_level")
-        );
-        assert_eq!(
-            got.get(col::MCP_SESSION_ID).map(String::as_str),
-            Some("ses_1")
+        assert_lifted(
+            &got,
+            &[
+                (col::MCP_METHOD_NAME, Some("tools/call")),
+                (col::GEN_AI_TOOL_NAME, Some("get_stock_level")),
+                (col::MCP_SESSION_ID, Some("ses_1")),
+            ],
         );
         // `initialize` names a placeholder resource, which is not a tool
         let got = lifted(
@@ -72,10 +68,12 @@ mod tests {
                 ("mcp.resource_name", "Unknown Tool Name"),
             ],
         );
-        assert_eq!(
-            got.get(col::MCP_METHOD_NAME).map(String::as_str),
-            Some("initialize")
+        assert_lifted(
+            &got,
+            &[
+                (col::MCP_METHOD_NAME, Some("initialize")),
+                (col::GEN_AI_TOOL_NAME, None),
+            ],
         );
-        assert_eq!(got.get(col::GEN_AI_TOOL_NAME), None);
     }
 }

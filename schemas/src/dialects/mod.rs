@@ -15,6 +15,7 @@ mod atlas;
 mod docs;
 mod engine;
 mod logfire;
+mod mcp_http;
 mod mcp_sdk;
 mod mcpcat;
 mod openinference;
@@ -75,6 +76,9 @@ pub enum Transform {
     Constant(&'static str),
     /// The text a span-name placeholder matched.
     Capture(&'static str),
+    /// A captured HTTP header (`http.request.header.*`): the first value of the string array (or
+    /// the string), with MCP's `=?base64?…?=` wrapping of non-ASCII values undone.
+    HttpHeader,
 }
 
 /// A precondition on a mapping.
@@ -85,6 +89,9 @@ pub enum Condition {
     /// The attribute holds JSON with a value at this JSON pointer (RFC 6901), e.g. an MCP request
     /// handler's `extra` (`/1/requestId`) in a tool span's recorded arguments.
     JsonPointerExists(&'static str, &'static str),
+    /// The captured request header of this (lower-case, `-`) name, in either spelling
+    /// (`http.request.header.mcp-method` or `..mcp_method`), has this value.
+    HttpHeaderEquals(&'static str, &'static str),
 }
 
 /// One source -> column mapping.
@@ -136,6 +143,7 @@ pub static DIALECTS: &[&Dialect] = &[
     &openinference::OPENINFERENCE,
     &mcpcat::MCPCAT,
     &atlas::ATLAS,
+    &mcp_http::MCP_HTTP,
 ];
 
 /// Looks a dialect up by id.
@@ -189,6 +197,19 @@ pub(crate) mod tests_support {
             got.insert(crate::schema::col::RESULT_IS_ERROR, b.to_string());
         }
         got
+    }
+
+    /// Asserts what [`lifted`] returned for each column of `want`: the text, or `None` for a
+    /// column not lifted.
+    #[track_caller]
+    pub fn assert_lifted(got: &BTreeMap<&'static str, String>, want: &[(&str, Option<&str>)]) {
+        for (column, value) in want {
+            assert_eq!(
+                got.get(column).map(String::as_str),
+                *value,
+                "column {column}"
+            );
+        }
     }
 }
 

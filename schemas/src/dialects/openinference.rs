@@ -59,7 +59,7 @@ pub(super) static OPENINFERENCE: Dialect = Dialect {
 
 #[cfg(test)]
 mod tests {
-    use crate::dialects::tests_support::lifted;
+    use crate::dialects::tests_support::{assert_lifted, lifted};
     use crate::schema::col;
 
     #[test]
@@ -75,17 +75,13 @@ mod tests {
                 ),
             ],
         );
-        assert_eq!(
-            got.get(col::MCP_METHOD_NAME).map(String::as_str),
-            Some("tools/call")
-        );
-        assert_eq!(
-            got.get(col::GEN_AI_TOOL_NAME).map(String::as_str),
-            Some("get_stock_level")
-        );
-        assert_eq!(
-            got.get(col::JSONRPC_REQUEST_ID).map(String::as_str),
-            Some("2")
+        assert_lifted(
+            &got,
+            &[
+                (col::MCP_METHOD_NAME, Some("tools/call")),
+                (col::GEN_AI_TOOL_NAME, Some("get_stock_level")),
+                (col::JSONRPC_REQUEST_ID, Some("2")),
+            ],
         );
         // a framework tool span in the host: no MCP handler, so not an MCP span
         let got = lifted(
@@ -97,11 +93,13 @@ mod tests {
                 ("input.value", r#"{"query":"x"}"#),
             ],
         );
-        assert_eq!(got.get(col::MCP_METHOD_NAME), None);
-        assert_eq!(got.get(col::JSONRPC_REQUEST_ID), None);
-        assert_eq!(
-            got.get(col::GEN_AI_TOOL_NAME).map(String::as_str),
-            Some("search")
+        assert_lifted(
+            &got,
+            &[
+                (col::MCP_METHOD_NAME, None),
+                (col::JSONRPC_REQUEST_ID, None),
+                (col::GEN_AI_TOOL_NAME, Some("search")),
+            ],
         );
     }
 }

@@ -75,7 +75,7 @@ pub(super) static OPENLIT: Dialect = Dialect {
 
 #[cfg(test)]
 mod tests {
-    use crate::dialects::tests_support::lifted;
+    use crate::dialects::tests_support::{assert_lifted, lifted};
     use crate::schema::col;
 
     #[test]
@@ -89,13 +89,12 @@ mod tests {
                 ("mcp.tool.name", "lookup_supplier"),
             ],
         );
-        assert_eq!(
-            got.get(col::MCP_METHOD_NAME).map(String::as_str),
-            Some("tools/call")
-        );
-        assert_eq!(
-            got.get(col::GEN_AI_TOOL_NAME).map(String::as_str),
-            Some("lookup_supplier")
+        assert_lifted(
+            &got,
+            &[
+                (col::MCP_METHOD_NAME, Some("tools/call")),
+                (col::GEN_AI_TOOL_NAME, Some("lookup_supplier")),
+            ],
         );
         let got = lifted(
             "openlit",
@@ -105,15 +104,9 @@ mod tests {
                 ("mcp.method", "unknown"),
             ],
         );
-        assert_eq!(
-            got.get(col::MCP_METHOD_NAME).map(String::as_str),
-            Some("tools/list")
-        );
+        assert_lifted(&got, &[(col::MCP_METHOD_NAME, Some("tools/list"))]);
         // an older span with only `mcp.method`
         let got = lifted("openlit", "x", &[("mcp.method", "tools/call")]);
-        assert_eq!(
-            got.get(col::MCP_METHOD_NAME).map(String::as_str),
-            Some("tools/call")
-        );
+        assert_lifted(&got, &[(col::MCP_METHOD_NAME, Some("tools/call"))]);
     }
 }

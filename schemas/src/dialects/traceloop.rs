@@ -71,7 +71,7 @@ pub(super) static TRACELOOP: Dialect = Dialect {
 
 #[cfg(test)]
 mod tests {
-    use crate::dialects::tests_support::lifted;
+    use crate::dialects::tests_support::{assert_lifted, lifted};
     use crate::schema::col;
 
     #[test]
@@ -84,23 +84,24 @@ mod tests {
                 ("traceloop.entity.name", "adjust_stock"),
             ],
         );
-        assert_eq!(
-            got.get(col::MCP_METHOD_NAME).map(String::as_str),
-            Some("tools/call")
-        );
-        assert_eq!(
-            got.get(col::GEN_AI_TOOL_NAME).map(String::as_str),
-            Some("adjust_stock")
+        assert_lifted(
+            &got,
+            &[
+                (col::MCP_METHOD_NAME, Some("tools/call")),
+                (col::GEN_AI_TOOL_NAME, Some("adjust_stock")),
+            ],
         );
         let got = lifted(
             "@traceloop/instrumentation-mcp",
             "tools/list.mcp",
             &[("traceloop.entity.output", "{}")],
         );
-        assert_eq!(
-            got.get(col::MCP_METHOD_NAME).map(String::as_str),
-            Some("tools/list")
+        assert_lifted(
+            &got,
+            &[
+                (col::MCP_METHOD_NAME, Some("tools/list")),
+                (col::GEN_AI_TOOL_NAME, None),
+            ],
         );
-        assert_eq!(got.get(col::GEN_AI_TOOL_NAME), None);
     }
 }
