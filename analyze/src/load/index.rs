@@ -165,6 +165,9 @@ pub async fn index_store(
             spans,
             wal_spans,
             unreadable_files: snapshot.all_unreadable(),
+            // set by the windows, which join the log records
+            log_records: 0,
+            spans_with_event_content: 0,
         },
     })
 }

@@ -51,7 +51,7 @@ pub async fn join_logs(
     filter: &ScanFilter,
     projection: &Projection,
     parts: &mut [Vec<Option<SpanRow>>],
-    counted: &dyn Fn(&TraceId) -> bool,
+    counted: &(dyn Fn(&TraceId) -> bool + Sync),
 ) -> Result<Joined, LoadError> {
     let scan_err = |cause| LoadError::Scan {
         path: LOGS_TABLE.to_string(),

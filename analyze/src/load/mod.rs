@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{Expr, SessionContext};
 use futures::StreamExt;
 
 use crate::error::LoadError;
