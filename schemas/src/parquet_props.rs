@@ -19,7 +19,9 @@
 
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::properties::{
+    EnabledStatistics, WriterProperties, WriterPropertiesBuilder, WriterVersion,
+};
 use parquet::schema::types::ColumnPath;
 
 use crate::columns::COLUMNS;
@@ -74,11 +76,13 @@ pub fn parse_row_group_rows(text: &str) -> Result<usize, RowGroupBoundError> {
     check_row_group_rows(rows)
 }
 
-/// The writer properties for canonical span files.
-pub fn writer_properties() -> WriterProperties {
+/// The settings every file of the store is written with (span and log files alike): zstd 3,
+/// row groups bounded by rows and bytes, page statistics, dictionaries only where a column asks,
+/// and `metadata` as the file's key-value metadata.
+pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilder {
     let zstd =
         ZstdLevel::try_new(3).map_or(Compression::ZSTD(ZstdLevel::default()), Compression::ZSTD);
-    let mut b = WriterProperties::builder()
+    WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_compression(zstd)
         .set_coerce_types(true)
@@ -86,10 +90,15 @@ pub fn writer_properties() -> WriterProperties {
         .set_max_row_group_bytes(Some(MAX_ROW_GROUP_BYTES))
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_dictionary_enabled(false)
-        .set_key_value_metadata(Some(vec![KeyValue::new(
-            SCHEMA_VERSION_KEY.to_string(),
-            SCHEMA_VERSION.to_string(),
-        )]));
+        .set_key_value_metadata(Some(metadata))
+}
+
+/// The writer properties for canonical span files.
+pub fn writer_properties() -> WriterProperties {
+    let mut b = base_writer_properties(vec![KeyValue::new(
+        SCHEMA_VERSION_KEY.to_string(),
+        SCHEMA_VERSION.to_string(),
+    )]);
     for c in COLUMNS {
         let path = || ColumnPath::from(c.name);
         b = b.set_column_dictionary_enabled(path(), c.dictionary);

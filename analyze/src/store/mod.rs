@@ -184,37 +184,28 @@ impl Snapshot {
             path: layout::logs_dir(data_dir),
             source: e,
         })?;
-        let mut files = Vec::with_capacity(paths.len());
+        // Part files of both tables, by their footers; the unreadable ones named.
         let mut unreadable = Vec::new();
-        let mut log_files = Vec::with_capacity(log_paths.len());
-        for path in log_paths {
-            match collector::store::verify::read_footer(&path) {
-                Ok(footer) => log_files.push(PartInfo {
-                    partition: partition_of_path(&path),
-                    rows: footer.rows,
-                    wal: footer.wal,
-                    path,
-                }),
-                Err(e) => unreadable.push(Unreadable {
-                    path: path.display().to_string(),
-                    error: format!("not a readable Parquet file ({e})"),
-                }),
+        let mut read_parts = |paths: Vec<PathBuf>| -> Vec<PartInfo> {
+            let mut parts = Vec::with_capacity(paths.len());
+            for path in paths {
+                match collector::store::verify::read_footer(&path) {
+                    Ok(footer) => parts.push(PartInfo {
+                        partition: partition_of_path(&path),
+                        rows: footer.rows,
+                        wal: footer.wal,
+                        path,
+                    }),
+                    Err(e) => unreadable.push(Unreadable {
+                        path: path.display().to_string(),
+                        error: format!("not a readable Parquet file ({e})"),
+                    }),
+                }
             }
-        }
-        for path in paths {
-            match collector::store::verify::read_footer(&path) {
-                Ok(footer) => files.push(PartInfo {
-                    partition: partition_of_path(&path),
-                    rows: footer.rows,
-                    wal: footer.wal,
-                    path,
-                }),
-                Err(e) => unreadable.push(Unreadable {
-                    path: path.display().to_string(),
-                    error: format!("not a readable Parquet file ({e})"),
-                }),
-            }
-        }
+            parts
+        };
+        let log_files = read_parts(log_paths);
+        let files = read_parts(paths);
         let (wal_batches, mut wal_problems) =
             tail.uncommitted(&files, &table_schema(), layout::Table::Spans);
         let (log_wal_batches, log_problems) =

@@ -397,14 +397,31 @@ impl From<JRequest> for ExportTraceServiceRequest {
     }
 }
 
+impl From<JResource> for Resource {
+    fn from(r: JResource) -> Self {
+        Resource {
+            attributes: kvs(r.attributes),
+            dropped_attributes_count: r.dropped_attributes_count,
+            ..Default::default()
+        }
+    }
+}
+
+impl From<JScope> for InstrumentationScope {
+    fn from(s: JScope) -> Self {
+        InstrumentationScope {
+            name: s.name,
+            version: s.version,
+            attributes: kvs(s.attributes),
+            dropped_attributes_count: s.dropped_attributes_count,
+        }
+    }
+}
+
 impl From<JResourceSpans> for ResourceSpans {
     fn from(rs: JResourceSpans) -> Self {
         ResourceSpans {
-            resource: rs.resource.map(|r| Resource {
-                attributes: kvs(r.attributes),
-                dropped_attributes_count: r.dropped_attributes_count,
-                ..Default::default()
-            }),
+            resource: rs.resource.map(Into::into),
             scope_spans: rs.scope_spans.into_iter().map(Into::into).collect(),
             schema_url: rs.schema_url,
         }
@@ -414,12 +431,7 @@ impl From<JResourceSpans> for ResourceSpans {
 impl From<JScopeSpans> for ScopeSpans {
     fn from(ss: JScopeSpans) -> Self {
         ScopeSpans {
-            scope: ss.scope.map(|s| InstrumentationScope {
-                name: s.name,
-                version: s.version,
-                attributes: kvs(s.attributes),
-                dropped_attributes_count: s.dropped_attributes_count,
-            }),
+            scope: ss.scope.map(Into::into),
             spans: ss.spans.into_iter().map(Into::into).collect(),
             schema_url: ss.schema_url,
         }

@@ -6,9 +6,7 @@
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::InstrumentationScope;
 use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs};
-use opentelemetry_proto::tonic::resource::v1::Resource;
 use serde::{Deserialize, Deserializer};
 
 use super::otlp_json::{
@@ -175,11 +173,7 @@ fn severity_number<'de, D: Deserializer<'de>>(d: D) -> Result<i32, D::Error> {
 impl From<JResourceLogs> for ResourceLogs {
     fn from(rl: JResourceLogs) -> Self {
         ResourceLogs {
-            resource: rl.resource.map(|r| Resource {
-                attributes: kvs(r.attributes),
-                dropped_attributes_count: r.dropped_attributes_count,
-                ..Default::default()
-            }),
+            resource: rl.resource.map(Into::into),
             scope_logs: rl.scope_logs.into_iter().map(Into::into).collect(),
             schema_url: rl.schema_url,
         }
@@ -189,12 +183,7 @@ impl From<JResourceLogs> for ResourceLogs {
 impl From<JScopeLogs> for ScopeLogs {
     fn from(sl: JScopeLogs) -> Self {
         ScopeLogs {
-            scope: sl.scope.map(|s| InstrumentationScope {
-                name: s.name,
-                version: s.version,
-                attributes: kvs(s.attributes),
-                dropped_attributes_count: s.dropped_attributes_count,
-            }),
+            scope: sl.scope.map(Into::into),
             log_records: sl.log_records.into_iter().map(Into::into).collect(),
             schema_url: sl.schema_url,
         }

@@ -16,12 +16,11 @@
 use std::sync::{Arc, OnceLock};
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use crate::parquet_props::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
+use crate::parquet_props::base_writer_properties;
 use crate::schema::SCHEMA_VERSION_KEY;
 
 /// Version of the log record row, stamped into every `logs/` file under
@@ -140,23 +139,13 @@ pub fn is_log_schema(schema: &Schema) -> bool {
 /// by rows and bytes, page statistics), with the log row's dictionary columns, bloom filters on
 /// the two ids (the analyzer's join looks records up by span) and the log schema version.
 pub fn log_writer_properties() -> WriterProperties {
-    let zstd =
-        ZstdLevel::try_new(3).map_or(Compression::ZSTD(ZstdLevel::default()), Compression::ZSTD);
-    let mut b = WriterProperties::builder()
-        .set_writer_version(WriterVersion::PARQUET_1_0)
-        .set_compression(zstd)
-        .set_coerce_types(true)
-        .set_max_row_group_row_count(Some(MAX_ROW_GROUP_ROWS))
-        .set_max_row_group_bytes(Some(MAX_ROW_GROUP_BYTES))
-        .set_statistics_enabled(EnabledStatistics::Page)
-        .set_dictionary_enabled(false)
-        .set_key_value_metadata(Some(vec![
-            KeyValue::new(
-                SCHEMA_VERSION_KEY.to_string(),
-                LOG_SCHEMA_VERSION.to_string(),
-            ),
-            KeyValue::new(TABLE_KEY.to_string(), LOGS_TABLE.to_string()),
-        ]));
+    let mut b = base_writer_properties(vec![
+        KeyValue::new(
+            SCHEMA_VERSION_KEY.to_string(),
+            LOG_SCHEMA_VERSION.to_string(),
+        ),
+        KeyValue::new(TABLE_KEY.to_string(), LOGS_TABLE.to_string()),
+    ]);
     for name in DICTIONARY {
         b = b.set_column_dictionary_enabled(ColumnPath::from(*name), true);
     }
