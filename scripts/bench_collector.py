@@ -330,6 +330,10 @@ def main():
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--overload-concurrency", type=int, default=128)
     ap.add_argument("--overload-batch", type=int, default=2048)
+    ap.add_argument("--steps", default="all",
+                    help="comma-separated subset of the steps (tripline_http, otlp2parquet_http, "
+                         "tripline_grpc, tripline_latency, otlp2parquet_latency, "
+                         "tripline_overload), or all")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -344,7 +348,10 @@ def main():
             args, "otlp2parquet", res["otlp2parquet_http"]["acked_spans_per_sec"])),
         ("tripline_overload", lambda: overload_run(args)),
     ]
+    wanted = None if args.steps == "all" else set(args.steps.split(","))
     for key, fn in steps:
+        if wanted is not None and key not in wanted:
+            continue
         print(f"bench_collector: {key} ...", file=sys.stderr, flush=True)
         try:
             res[key] = fn()

@@ -218,6 +218,10 @@ def main():
            f"{m['rustc']} |", "",
            "### Collector throughput: tripline vs otlp2parquet", ""]
     gen += collector_tables(load(os.path.join(args.results, "collector.json")))
+    wide = load(os.path.join(args.results, "collector-16x1000.json"))
+    if wide:
+        gen += ["Second load shape (the issue's): 16 connections, 1,000-span bodies.", ""]
+        gen += collector_tables(wide)
     gen += ["### Decode and encode ceilings (criterion)", ""]
     gen += criterion_table(args.criterion)
     gen += ["### Analyzer: tripline vs DuckDB on the same files", ""]
