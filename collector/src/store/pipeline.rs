@@ -125,7 +125,10 @@ impl Pipeline {
         );
         let handle = std::thread::Builder::new()
             .name("tripline-batcher".into())
-            .spawn(move || batcher.run(rx))
+            .spawn(move || {
+                crate::store::writer_priority::lower_current_thread_priority();
+                batcher.run(rx)
+            })
             .map_err(PipelineError::Thread)?;
 
         let queue = WriterQueue::new(config.max_queue_batches, config.max_queue_bytes);
