@@ -19,8 +19,9 @@
 //! Every rule runs this way ([`Rule::scan`] / [`Rule::finish`]); what each needs from the
 //! whole store is explicit: the tool catalog and the guardrails' decisions by tool (pass 1),
 //! first-seen orders and store-wide groups (in the [`Partial`]). Peak memory is one window's
-//! model plus the pass-1 index (about 100 bytes per trace); with `--memory-limit`, a window whose
-//! estimate does not fit is an error naming it, checked before it is read.
+//! model plus what pass 1 leaves resident, the plan and the findings (docs/read-path.md, "The
+//! bound"); with `--memory-limit`, a window whose estimate does not fit is an error naming it,
+//! checked before it is read.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -46,8 +47,11 @@ use crate::store::Scanned;
 /// run over more than 10 s of dense traffic to reach past the overlap.
 pub const MARGIN_NS: i64 = 5 * SKEW_NS;
 
-/// Spans per window core by default: about 450 MB of model at [`BYTES_PER_SPAN`].
-pub const DEFAULT_WINDOW_SPANS: u64 = 250_000;
+/// Spans per window core by default. A window also reads its overlap: in the 10M-span benchmark
+/// store (conversations of ten traces over up to three hours) windows of 150,000 core spans hold
+/// up to 466,549 spans, and `check` peaked at 1.47 GiB (1.6 GiB at 250,000: BENCHMARKS.md,
+/// session 7), no slower.
+pub const DEFAULT_WINDOW_SPANS: u64 = 150_000;
 
 /// Estimated resident bytes per span of a window (rows, model, Arrow buffers while scanning):
 /// the whole-store check's peak RSS at 1M `tripline-samples` spans (1.7–1.8 GB, BENCHMARKS.md).
