@@ -19,10 +19,11 @@
 //! Every rule runs this way ([`Rule::scan`] / [`Rule::finish`]); what each needs from the
 //! whole store is explicit: the tool catalog and the guardrails' decisions by tool (pass 1),
 //! first-seen orders and store-wide groups (in the [`Partial`]). Peak memory is one window's
-//! model plus the pass-1 index (about 100 bytes per trace); with `--memory-limit`, a window whose
-//! estimate does not fit is an error naming it, checked before it is read.
+//! model plus what pass 1 leaves resident, the plan and the findings (docs/read-path.md, "The
+//! bound"); with `--memory-limit`, a window whose estimate does not fit is an error naming it,
+//! checked before it is read.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -46,8 +47,11 @@ use crate::store::Scanned;
 /// run over more than 10 s of dense traffic to reach past the overlap.
 pub const MARGIN_NS: i64 = 5 * SKEW_NS;
 
-/// Spans per window core by default: about 450 MB of model at [`BYTES_PER_SPAN`].
-pub const DEFAULT_WINDOW_SPANS: u64 = 250_000;
+/// Spans per window core by default. A window also reads its overlap: in the 10M-span benchmark
+/// store (conversations of ten traces over up to three hours) windows of 150,000 core spans hold
+/// up to 466,549 spans, and `check` peaked at 1.47 GiB (1.6 GiB at 250,000: BENCHMARKS.md,
+/// session 7), no slower.
+pub const DEFAULT_WINDOW_SPANS: u64 = 150_000;
 
 /// Estimated resident bytes per span of a window (rows, model, Arrow buffers while scanning):
 /// the whole-store check's peak RSS at 1M `tripline-samples` spans (1.7–1.8 GB, BENCHMARKS.md).
@@ -126,14 +130,6 @@ pub struct WindowStats {
     pub largest_window_spans: u64,
 }
 
-/// A group of traces judged together: one trace, or every trace of a conversation.
-#[derive(Clone, Debug)]
-struct Group {
-    traces: Vec<usize>,
-    first_ns: i64,
-    spans: u64,
-}
-
 /// One window: the traces it judges (core: whole groups) and reads as context (overlap).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Window {
@@ -153,15 +149,15 @@ pub struct Window {
 /// traffic into every window near it).
 pub fn plan(
     traces: &[TraceExtent],
-    conversations: &[(TraceId, String)],
+    conversations: &[(TraceId, u64)],
     window_spans: u64,
 ) -> Vec<Window> {
-    let groups = groups(traces, conversations);
+    let Groups { order, groups } = groups(traces, conversations);
     let end_of = |t: &TraceExtent| t.end_ns.max(t.last_start_ns);
     // Traces ordered by first start; `active` holds the traces a window may overlap: added once
     // their first start is close enough, dropped once they end before a core's margin.
-    let mut by_first: Vec<usize> = (0..traces.len()).collect();
-    by_first.sort_by_key(|&t| (traces[t].first_ns, traces[t].trace));
+    let mut by_first: Vec<u32> = (0..traces.len() as u32).collect();
+    by_first.sort_unstable_by_key(|&t| (traces[t as usize].first_ns, traces[t as usize].trace));
     let mut in_core = vec![false; traces.len()];
     let mut windows = Vec::new();
     let mut next = 0;
@@ -170,13 +166,14 @@ pub fn plan(
     while start < groups.len() {
         let mut end = start;
         let mut spans = 0;
-        while end < groups.len() && (end == start || spans + groups[end].spans <= window_spans) {
-            spans += groups[end].spans;
+        while end < groups.len() && (end == start || spans + groups[end].1 <= window_spans) {
+            spans += groups[end].1;
             end += 1;
         }
-        let core: Vec<usize> = groups[start..end]
+        let from = if start == 0 { 0 } else { groups[start - 1].0 };
+        let core: Vec<usize> = order[from as usize..groups[end - 1].0 as usize]
             .iter()
-            .flat_map(|g| g.traces.iter().copied())
+            .map(|&t| t as usize)
             .collect();
         // The core's traces widened by the margin, merged into disjoint intervals.
         let mut reach: Vec<(i64, i64)> = core
@@ -198,8 +195,8 @@ pub fn plan(
         }
         let lo = merged.first().map_or(i64::MIN, |r| r.0);
         let hi = merged.iter().map(|r| r.1).max().unwrap_or(i64::MIN);
-        while next < by_first.len() && traces[by_first[next]].first_ns <= hi {
-            active.push(by_first[next]);
+        while next < by_first.len() && traces[by_first[next] as usize].first_ns <= hi {
+            active.push(by_first[next] as usize);
             next += 1;
         }
         active.retain(|&t| end_of(&traces[t]) >= lo);
@@ -232,45 +229,86 @@ pub fn plan(
     windows
 }
 
-/// Traces joined by shared conversation ids (union-find), ordered by first start.
-fn groups(traces: &[TraceExtent], conversations: &[(TraceId, String)]) -> Vec<Group> {
-    let at: HashMap<TraceId, usize, foldhash::fast::RandomState> = traces
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.trace, i))
-        .collect();
-    let mut parent: Vec<usize> = (0..traces.len()).collect();
-    fn root(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
+/// Traces joined into groups by shared conversations, in the order windows take them.
+struct Groups {
+    /// Trace indices, group after group; within a group in index order.
+    order: Vec<u32>,
+    /// Per group: where it ends in `order`, and its spans.
+    groups: Vec<(u32, u64)>,
+}
+
+/// Traces joined by shared conversation (union-find over the links sorted by conversation), the
+/// groups ordered by first start (then by the trace id of their first trace in `traces`). Flat
+/// arrays of a few bytes per trace, no map: the pass-1 index is the part of `check`'s memory
+/// that grows with the store.
+fn groups(traces: &[TraceExtent], conversations: &[(TraceId, u64)]) -> Groups {
+    let n = traces.len();
+    assert!(u32::try_from(n).is_ok(), "more than 2^32 traces");
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    // Path halving keeps parent[i] <= i, and a union hangs the larger root under the smaller:
+    // a group's root is its smallest trace index.
+    fn root(parent: &mut [u32], mut i: usize) -> usize {
+        while parent[i] as usize != i {
+            parent[i] = parent[parent[i] as usize];
+            i = parent[i] as usize;
         }
         i
     }
-    let mut first_of: HashMap<&str, usize> = HashMap::new();
-    for (trace, conv) in conversations {
-        let Some(&t) = at.get(trace) else { continue };
-        let f = *first_of.entry(conv.as_str()).or_insert(t);
-        let (a, b) = (root(&mut parent, f), root(&mut parent, t));
-        if a != b {
-            parent[a.max(b)] = a.min(b);
+    {
+        let mut by_id: Vec<u32> = (0..n as u32).collect();
+        by_id.sort_unstable_by_key(|&i| traces[i as usize].trace);
+        let mut links: Vec<(u64, u32)> = conversations
+            .iter()
+            .filter_map(|(trace, conv)| {
+                let k = by_id
+                    .binary_search_by_key(trace, |&i| traces[i as usize].trace)
+                    .ok()?;
+                Some((*conv, by_id[k]))
+            })
+            .collect();
+        drop(by_id);
+        links.sort_unstable();
+        for pair in links.windows(2) {
+            if pair[0].0 == pair[1].0 {
+                let (a, b) = (
+                    root(&mut parent, pair[0].1 as usize),
+                    root(&mut parent, pair[1].1 as usize),
+                );
+                if a != b {
+                    parent[a.max(b)] = a.min(b) as u32;
+                }
+            }
         }
     }
-    let mut by_root: HashMap<usize, Group> = HashMap::new();
-    for (i, t) in traces.iter().enumerate() {
-        let r = root(&mut parent, i);
-        let g = by_root.entry(r).or_insert(Group {
-            traces: Vec::new(),
-            first_ns: i64::MAX,
-            spans: 0,
-        });
-        g.traces.push(i);
-        g.first_ns = g.first_ns.min(t.first_ns);
-        g.spans += t.spans;
+    // Every parent is now a root (parent[i] < i is resolved before i).
+    for i in 0..n {
+        let p = parent[i] as usize;
+        parent[i] = parent[p];
     }
-    let mut groups: Vec<Group> = by_root.into_values().collect();
-    groups.sort_by_key(|g| (g.first_ns, traces[g.traces[0]].trace));
-    groups
+    let mut first = vec![i64::MAX; n];
+    for (i, t) in traces.iter().enumerate() {
+        let r = parent[i] as usize;
+        first[r] = first[r].min(t.first_ns);
+    }
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by_key(|&i| {
+        let r = parent[i as usize] as usize;
+        (first[r], traces[r].trace, i)
+    });
+    drop(first);
+    let mut groups: Vec<(u32, u64)> = Vec::new();
+    for (k, &i) in order.iter().enumerate() {
+        let spans = traces[i as usize].spans;
+        match (k > 0).then(|| parent[order[k - 1] as usize]) {
+            Some(prev) if prev == parent[i as usize] => {
+                let g = groups.last_mut().expect("a group before");
+                g.0 += 1;
+                g.1 += spans;
+            }
+            _ => groups.push((k as u32 + 1, spans)),
+        }
+    }
+    Groups { order, groups }
 }
 
 /// Runs `rules` over the store window by window (see the module docs).
@@ -282,6 +320,7 @@ pub async fn check_windows(
     projection: &Projection,
     options: &WindowOptions,
 ) -> Result<(Report, Scanned, WindowStats), WindowError> {
+    let started = std::time::Instant::now();
     let mut snapshot = index::snapshot(data_dir).await?;
     let idx = index::index_store(&mut snapshot, data_dir, filter, options.memory_limit)
         .await
@@ -294,8 +333,22 @@ pub async fn check_windows(
             .window_spans
             .min((limit as u64 / 2 / BYTES_PER_SPAN).max(1))
     });
+    let trace = std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some();
+    if trace {
+        eprintln!(
+            "pass 1: {} traces, {} conversation links, {:?}, {}",
+            idx.traces.len(),
+            idx.conversations.len(),
+            started.elapsed(),
+            memory()
+        );
+    }
     let windows = plan(&idx.traces, &idx.conversations, window_spans);
     drop(idx.traces);
+    drop(idx.conversations);
+    if trace {
+        eprintln!("planned {} windows, {}", windows.len(), memory());
+    }
     let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
     let mut largest = 0;
     let has_logs = snapshot.total_log_records() > 0;
@@ -333,9 +386,10 @@ pub async fn check_windows(
             w.to_ns,
         ));
         let t0 = std::time::Instant::now();
-        let mut parts = scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)
-            .await
-            .map_err(|e| WindowError::load(e, "read a window", options.memory_limit))?;
+        let (mut parts, decoded) =
+            scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)
+                .await
+                .map_err(|e| WindowError::load(e, "read a window", options.memory_limit))?;
         drop(keep);
         let core: HashSet<TraceId> = w.core.iter().copied().collect();
         if has_logs {
@@ -359,9 +413,9 @@ pub async fn check_windows(
         for (acc, part) in merged.iter_mut().zip(crate::rules::scan_all(rules, &input)) {
             acc.merge(part);
         }
-        if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
+        if trace {
             eprintln!(
-                "window {number}: core {} overlap {} traces, {} spans planned, {rows} rows read, {} in model, range {:.0} s, scan {:?} model {:?} rules {:?}",
+                "window {number}: core {} overlap {} traces, {} spans planned, {decoded} rows decoded, {rows} kept, {} in model, range {:.0} s, scan {:?} model {:?} rules {:?}, {}",
                 w.core.len(),
                 w.overlap.len(),
                 w.spans,
@@ -369,7 +423,8 @@ pub async fn check_windows(
                 (w.to_ns - w.from_ns) as f64 / 1e9,
                 t1,
                 t2 - t1,
-                t0.elapsed() - t2
+                t0.elapsed() - t2,
+                memory()
             );
         }
     }
@@ -388,6 +443,20 @@ pub async fn check_windows(
     scanned.log_records = log_records;
     scanned.spans_with_event_content = event_spans;
     Ok((crate::rules::report(rules, outcomes), scanned, stats))
+}
+
+/// The process's resident and peak resident memory (Linux `/proc/self/status`), for
+/// `TRIPLINE_WINDOW_TRACE`.
+fn memory() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or_else(|| "?".to_string(), |kb| format!("{} MiB", kb / 1024))
+    };
+    format!("rss {} peak {}", field("VmRSS:"), field("VmHWM:"))
 }
 
 /// The error for window `number` (0-based) of `windows` not fitting in `limit` bytes.
@@ -478,6 +547,57 @@ mod tests {
     }
 
     #[test]
+    fn window_sizes_at_the_edges() {
+        // Far apart (no overlap), 3 spans each, trace 3 before trace 1 in time.
+        let gap = 3 * MARGIN_NS;
+        let traces = vec![
+            t(1, 2 * gap, 2 * gap + S, 3),
+            t(2, 3 * gap, 3 * gap + S, 3),
+            t(3, gap, gap + S, 3),
+        ];
+        let ids = |v: &[u8]| v.iter().map(|&i| TraceId([i; 16])).collect::<Vec<_>>();
+        // 0 or 1 span: one group per window all the same, in start order.
+        for size in [0, 1] {
+            let windows = plan(&traces, &[], size);
+            let cores: Vec<_> = windows.iter().map(|w| w.core.clone()).collect();
+            assert_eq!(cores, vec![ids(&[3]), ids(&[1]), ids(&[2])], "size {size}");
+        }
+        // Exactly a window's worth, and more than the store: never an empty window.
+        assert_eq!(plan(&traces, &[], 6).len(), 2);
+        let one = plan(&traces, &[], u64::MAX);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].core, ids(&[3, 1, 2]));
+        assert_eq!(
+            (one[0].spans, one[0].from_ns, one[0].to_ns),
+            (9, gap, 3 * gap)
+        );
+        assert!(plan(&[], &[], 10).is_empty());
+    }
+
+    #[test]
+    fn conversations_join_transitively_and_unknown_traces_are_ignored() {
+        // 1 and 2 share conversation 10, 2 and 3 share 11: one group of three, judged in one
+        // window even at one span per window; 4 is alone; a link to a trace outside the index
+        // (9) changes nothing.
+        let gap = 3 * MARGIN_NS;
+        let traces: Vec<_> = (1..=4u8)
+            .map(|i| t(i, i64::from(i) * gap, i64::from(i) * gap + S, 2))
+            .collect();
+        let conv = vec![
+            (TraceId([3; 16]), 11),
+            (TraceId([1; 16]), 10),
+            (TraceId([9; 16]), 10),
+            (TraceId([2; 16]), 11),
+            (TraceId([2; 16]), 10),
+        ];
+        let windows = plan(&traces, &conv, 1);
+        let ids = |v: &[u8]| v.iter().map(|&i| TraceId([i; 16])).collect::<Vec<_>>();
+        let cores: Vec<_> = windows.iter().map(|w| w.core.clone()).collect();
+        assert_eq!(cores, vec![ids(&[1, 2, 3]), ids(&[4])]);
+        assert_eq!(windows[0].spans, 6);
+    }
+
+    #[test]
     fn a_conversation_is_never_split_and_a_long_trace_is_overlap_everywhere() {
         let traces = vec![
             t(1, 0, S, 4),
@@ -486,10 +606,7 @@ mod tests {
             // a session trace over the whole store
             t(4, 10 * S, 200 * S, 1),
         ];
-        let conv = vec![
-            (TraceId([1; 16]), "c".to_string()),
-            (TraceId([2; 16]), "c".to_string()),
-        ];
+        let conv = vec![(TraceId([1; 16]), 7), (TraceId([2; 16]), 7)];
         let windows = plan(&traces, &conv, 4);
         let w1 = windows
             .iter()

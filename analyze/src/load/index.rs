@@ -9,6 +9,7 @@
 //! here too: it is the whole store's, whichever window a call falls in; so are the guardrails'
 //! decisions by tool (which tools a guardrail guards, for TL016), an aggregate of a few rows.
 
+use std::hash::BuildHasher;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -62,8 +63,10 @@ pub struct StoreIndex {
     pub partitions: Vec<PartitionRange>,
     /// One per trace, in no particular order.
     pub traces: Vec<TraceExtent>,
-    /// (trace, conversation id) pairs, each once.
-    pub conversations: Vec<(TraceId, String)>,
+    /// (trace, hash of a conversation id) pairs, each once. A hash, not the id: 24 bytes a
+    /// pair whatever the id's length. Two ids with one hash would only join their traces into
+    /// one group, judged in one window: the findings are the same.
+    pub conversations: Vec<(TraceId, u64)>,
     /// The store's MCP tool catalog (the latest listing of each tool).
     pub catalog: Catalog,
     /// Which tools guardrails decided on, store-wide (TL016).
@@ -175,7 +178,7 @@ pub async fn index_store(
 type Indexed = (
     Vec<TraceExtent>,
     Vec<PartitionRange>,
-    Vec<(TraceId, String)>,
+    Vec<(TraceId, u64)>,
     Catalog,
     GuardrailFacts,
 );
@@ -276,6 +279,7 @@ async fn index_once(
         })
         .map_err(scan_err)?;
     let mut conversations = Vec::new();
+    let hasher = foldhash::quality::FixedState::with_seed(0);
     let mut stream = links.execute_stream().await.map_err(scan_err)?;
     while let Some(batch) = stream.next().await {
         let batch = batch.map_err(scan_err)?;
@@ -284,7 +288,7 @@ async fn index_once(
         let conv = conv.as_string::<i32>();
         for i in 0..batch.num_rows() {
             if let Some(trace) = TraceId::from_slice(ids.value(i)) {
-                conversations.push((trace, conv.value(i).to_string()));
+                conversations.push((trace, hasher.hash_one(conv.value(i))));
             }
         }
     }

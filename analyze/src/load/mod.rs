@@ -135,12 +135,13 @@ async fn scan_once(
     projection: &Projection,
 ) -> Result<(SessionContext, Vec<Vec<Option<SpanRow>>>), LoadError> {
     let ctx = SessionContext::new();
-    let parts = scan_rows(&ctx, snapshot, data_dir, filter.exprs(), projection, None).await?;
+    let (parts, _) = scan_rows(&ctx, snapshot, data_dir, filter.exprs(), projection, None).await?;
     Ok((ctx, parts))
 }
 
 /// Scans one window of a windowed `check` (pass 2): the spans passing `filters` whose trace is
-/// in `keep`, from `snapshot` as pass 1 indexed it, on `ctx`'s memory pool.
+/// in `keep`, from `snapshot` as pass 1 indexed it, on `ctx`'s memory pool; and how many rows
+/// were decoded to find them (the scan's filters passed, the trace not yet checked).
 pub async fn scan_window(
     ctx: &SessionContext,
     snapshot: &Snapshot,
@@ -148,7 +149,7 @@ pub async fn scan_window(
     filters: Vec<Expr>,
     projection: &Projection,
     keep: &index::TraceSet,
-) -> Result<Vec<Vec<Option<SpanRow>>>, LoadError> {
+) -> Result<(Vec<Vec<Option<SpanRow>>>, u64), LoadError> {
     scan_rows(ctx, snapshot, data_dir, filters, projection, Some(keep)).await
 }
 
@@ -159,7 +160,7 @@ async fn scan_rows(
     filters: Vec<Expr>,
     projection: &Projection,
     keep: Option<&index::TraceSet>,
-) -> Result<Vec<Vec<Option<SpanRow>>>, LoadError> {
+) -> Result<(Vec<Vec<Option<SpanRow>>>, u64), LoadError> {
     snapshot.register(ctx).await?;
     let path = data_dir.join("spans").display().to_string();
     let scan_err = |cause| LoadError::Scan {
@@ -186,12 +187,14 @@ async fn scan_rows(
                 // One exactly-sized chunk per batch: a growing vector would copy every row at
                 // each doubling and touch twice the memory (fresh pages are costly here).
                 let mut chunks: Vec<Vec<Option<SpanRow>>> = Vec::new();
+                let mut decoded = 0u64;
                 while let Some(batch) = stream.next().await {
                     let scan_err = |cause| LoadError::Scan {
                         path: path.clone(),
                         cause,
                     };
                     let mut batch = batch.map_err(scan_err)?;
+                    decoded += batch.num_rows() as u64;
                     if let Some(keep) = &keep {
                         batch = index::keep_traces(&batch, keep).map_err(scan_err)?;
                     }
@@ -199,19 +202,21 @@ async fn scan_rows(
                     reader.append(&batch, &mut chunk)?;
                     chunks.push(chunk);
                 }
-                Ok::<_, LoadError>(chunks)
+                Ok::<_, LoadError>((chunks, decoded))
             })
         })
         .collect();
     let mut parts = Vec::with_capacity(tasks.len());
+    let mut decoded = 0;
     for task in tasks {
-        let part = task.await.map_err(|e| LoadError::Scan {
+        let (part, rows) = task.await.map_err(|e| LoadError::Scan {
             path: path.clone(),
             cause: datafusion::error::DataFusionError::External(Box::new(e)),
         })??;
         parts.extend(part);
+        decoded += rows;
     }
-    Ok(parts)
+    Ok((parts, decoded))
 }
 
 /// How many of the WAL tail's spans pass `filter`.

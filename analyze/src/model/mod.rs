@@ -333,18 +333,26 @@ impl Model {
 fn gather_by_start(mut parts: Vec<Vec<Option<SpanRow>>>) -> Vec<SpanRow> {
     let total = parts.iter().map(Vec::len).sum();
     let mut order: Vec<(i64, TraceId, SpanId, usize, usize)> = Vec::with_capacity(total);
+    let mut left = vec![0usize; parts.len()];
     for (p, part) in parts.iter().enumerate() {
         for (i, s) in part.iter().enumerate() {
             if let Some(s) = s {
                 order.push((s.start_ns, s.trace_id, s.span_id, p, i));
+                left[p] += 1;
             }
         }
     }
     order.sort_unstable();
+    // A part is freed as soon as its last row has moved: rows arrive from the parts in start
+    // order, so most parts empty early and the rows are not held twice at the peak.
     let mut out = Vec::with_capacity(order.len());
     for (_, _, _, p, i) in order {
         if let Some(row) = parts[p][i].take() {
             out.push(row);
+        }
+        left[p] -= 1;
+        if left[p] == 0 {
+            parts[p] = Vec::new();
         }
     }
     out
