@@ -17,7 +17,14 @@
 //! `--toggle-collect` counts only the measured requests (one warm-up request first fills the
 //! dialect tables and the allocator), on the request thread; the Parquet writer thread runs off
 //! the acknowledgement path and is not counted. Arguments: requests (default 20), spans per
-//! request (default 1000).
+//! request (default 1000), and `parquet` to also count the Parquet write of the same spans.
+//!
+//! With `parquet`, the converted batches of the measured requests (converted again before the
+//! measurement starts) are written as the batcher thread writes them, in
+//! `measured_parquet`: split by partition, appended to one open part file per partition with
+//! the store's writer settings and row-group bounds, committed (footer, fsync, rename). The
+//! pattern `*request_path::measured*` matches both functions, so one callgrind total is the CPU
+//! `scripts/bench` charges the collector per span, minus the network (hyper, tokio).
 
 use std::sync::Arc;
 
@@ -25,6 +32,8 @@ use collector::receive::decompress::Encoding;
 use collector::receive::early_admission::EarlyAdmission;
 use collector::receive::otlp_wire::Format;
 use collector::receive::request::{admit, process_body, Context};
+use collector::store::batcher::split_by_partition;
+use collector::store::part_file::{PartFile, RowGroupLimits};
 use collector::{Pipeline, PipelineConfig, Stats};
 use prost::Message;
 use synth::{RequestBuilder, SpanMix};
@@ -38,6 +47,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let requests: usize = args.next().map_or(Ok(20), |a| a.parse())?;
     let spans: usize = args.next().map_or(Ok(1000), |a| a.parse())?;
+    let parquet = match args.next().as_deref() {
+        None => false,
+        Some("parquet") => true,
+        Some(other) => {
+            return Err(format!("unknown argument {other:?} (expected `parquet`)").into())
+        }
+    };
 
     let dir = tempfile::tempdir()?;
     let stats = Arc::new(Stats::default());
@@ -63,6 +79,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let acked = send(&ctx, &bodies[0])?; // warm-up, not measured
     let acked = acked + measured(&ctx, &bodies[1..])?;
     pipeline.shutdown()?;
+    if parquet {
+        let batches = bodies[1..]
+            .iter()
+            .map(|body| {
+                let request = schemas::decode::decode_protobuf(body)?;
+                let ingest = schemas::convert::IngestContext {
+                    received_at_unix_nano: NOW as i64,
+                    source: "otlp-http".to_string(),
+                    redact_content: false,
+                };
+                Ok(schemas::convert::convert_request(&request, &ingest).batch)
+            })
+            .collect::<Result<Vec<_>, schemas::DecodeError>>()?;
+        let out = tempfile::tempdir()?;
+        let config = PipelineConfig::new(out.path());
+        let (files, bytes) = measured_parquet(&config, &batches)?;
+        println!("parquet: {files} files, {bytes} bytes");
+    }
     println!(
         "requests {requests}, spans per request {spans}, measured body bytes {body_bytes}, acknowledged spans {acked} (warm-up included)"
     );
@@ -77,6 +111,42 @@ fn measured(ctx: &Context, bodies: &[Vec<u8>]) -> Result<usize, Box<dyn std::err
         acked += send(ctx, body)?;
     }
     Ok(acked)
+}
+
+/// The batcher's work for the measured requests' batches (callgrind `--toggle-collect` target
+/// with `parquet`): what `Batcher::write_record` and `Batcher::commit` do, without the WAL.
+#[inline(never)]
+fn measured_parquet(
+    config: &PipelineConfig,
+    batches: &[arrow::record_batch::RecordBatch],
+) -> Result<(usize, u64), Box<dyn std::error::Error>> {
+    let limits = RowGroupLimits {
+        rows: config.row_group_rows,
+        bytes: config.row_group_bytes,
+    };
+    let mut open: std::collections::HashMap<_, PartFile> = std::collections::HashMap::new();
+    let received = std::time::Instant::now();
+    for (seq, batch) in batches.iter().enumerate() {
+        for (partition, rows) in split_by_partition(batch)? {
+            let file = match open.entry(partition) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(PartFile::create(
+                    &config.data_dir,
+                    partition,
+                    seq as u64,
+                    received,
+                )?),
+            };
+            file.write(&rows, seq as u64, limits)?;
+        }
+    }
+    let files = open.len();
+    let mut bytes = 0;
+    for (_, file) in open {
+        let path = file.commit("measured", None)?;
+        bytes += std::fs::metadata(path)?.len();
+    }
+    Ok((files, bytes))
 }
 
 fn send(ctx: &Context, body: &[u8]) -> Result<usize, Box<dyn std::error::Error>> {

@@ -2,7 +2,8 @@
 //!
 //! Chosen so that Spark, DuckDB, pyarrow and DataFusion all read the files and prune well
 //! (docs/adr/0001-parquet-layout.md):
-//! - zstd level 3: a good ratio for JSON-heavy content columns at low CPU cost;
+//! - zstd level 1: on the collector's load it costs 24% fewer zstd instructions than level 3 for
+//!   3% more bytes (BENCHMARKS.md, session 7), a good ratio for JSON-heavy content columns;
 //! - `set_coerce_types(true)`: list and map children carry the names the Parquet spec uses
 //!   (`element`, `key_value`), which Spark and pyarrow expect;
 //! - row groups of at most 65 536 rows and 32 MiB ([`MAX_ROW_GROUP_ROWS`],
@@ -76,12 +77,12 @@ pub fn parse_row_group_rows(text: &str) -> Result<usize, RowGroupBoundError> {
     check_row_group_rows(rows)
 }
 
-/// The settings every file of the store is written with (span and log files alike): zstd 3,
+/// The settings every file of the store is written with (span and log files alike): zstd 1,
 /// row groups bounded by rows and bytes, page statistics, dictionaries only where a column asks,
 /// and `metadata` as the file's key-value metadata.
 pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilder {
     let zstd =
-        ZstdLevel::try_new(3).map_or(Compression::ZSTD(ZstdLevel::default()), Compression::ZSTD);
+        ZstdLevel::try_new(1).map_or(Compression::ZSTD(ZstdLevel::default()), Compression::ZSTD);
     WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_compression(zstd)

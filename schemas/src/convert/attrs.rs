@@ -58,6 +58,13 @@ pub fn dedup_attributes(attrs: &[KeyValue]) -> Vec<(&str, Option<&AnyValue>)> {
     out
 }
 
+/// A first buffer size for `entries` values of about `bytes_each`, capped (only saves regrowth).
+fn guess(entries: usize, bytes_each: usize) -> usize {
+    entries
+        .saturating_mul(bytes_each)
+        .min(super::builder::MAX_GUESSED_BYTES)
+}
+
 /// Builds one attribute-map column.
 pub struct AttrMapBuilder {
     offsets: Vec<i32>,
@@ -80,16 +87,24 @@ impl Default for AttrMapBuilder {
 
 impl AttrMapBuilder {
     pub fn new() -> Self {
+        Self::with_capacity(0, 0)
+    }
+
+    /// Sized for `rows` maps holding `entries` entries in all (an estimate; more still fit).
+    pub fn with_capacity(rows: usize, entries: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
         AttrMapBuilder {
-            offsets: vec![0],
-            validity: Vec::new(),
-            keys: StringBuilder::new(),
-            types: StringBuilder::new(),
-            strs: StringBuilder::new(),
-            ints: Int64Builder::new(),
-            doubles: Float64Builder::new(),
-            bools: BooleanBuilder::new(),
-            bytes: BinaryBuilder::new(),
+            offsets,
+            validity: Vec::with_capacity(rows),
+            // Keys and type names are short; string values are not known in advance.
+            keys: StringBuilder::with_capacity(entries, guess(entries, 20)),
+            types: StringBuilder::with_capacity(entries, guess(entries, 6)),
+            strs: StringBuilder::with_capacity(entries, guess(entries, 16)),
+            ints: Int64Builder::with_capacity(entries),
+            doubles: Float64Builder::with_capacity(entries),
+            bools: BooleanBuilder::with_capacity(entries),
+            bytes: BinaryBuilder::with_capacity(entries, 0),
             scratch: String::new(),
         }
     }

@@ -110,67 +110,92 @@ fn non_empty(s: &str) -> Option<&str> {
     (!s.is_empty()).then_some(s)
 }
 
-fn utc_micros() -> TimestampMicrosecondBuilder {
-    TimestampMicrosecondBuilder::new().with_timezone("UTC")
+/// How many rows and attribute-map entries a batch will hold, counted from the request before
+/// converting it: the builders are allocated once at their final size instead of growing by
+/// doubling (realloc + copy of every buffer, several times per request).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Capacity {
+    /// Spans.
+    pub rows: usize,
+    /// Resource attribute entries over all rows (a resource's attributes once per span).
+    pub resource_entries: usize,
+    /// Scope attribute entries over all rows.
+    pub scope_entries: usize,
+    /// The spans' own attributes.
+    pub span_entries: usize,
 }
 
+/// The most bytes a guessed string-buffer size asks for up front (the guess only saves regrowth;
+/// an exact count is not known before converting).
+pub(super) const MAX_GUESSED_BYTES: usize = 4 << 20;
+
 impl SpanBatchBuilder {
-    pub fn new() -> Self {
+    /// Builders sized for `cap` (an estimate: more rows or entries still fit, by growing).
+    pub fn with_capacity(cap: Capacity) -> Self {
+        let n = cap.rows;
+        // Bytes per row of the small string columns (names, kinds, codes, versions): a guess
+        // that only sets the first allocation.
+        let short = |bytes_per_row: usize| {
+            StringBuilder::with_capacity(n, n.saturating_mul(bytes_per_row).min(MAX_GUESSED_BYTES))
+        };
+        let ints = || Int64Builder::with_capacity(n);
+        let bools = || BooleanBuilder::with_capacity(n);
+        let micros = || TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
         SpanBatchBuilder {
-            trace_id: BinaryBuilder::new(),
-            span_id: BinaryBuilder::new(),
-            parent_span_id: BinaryBuilder::new(),
-            trace_state: StringBuilder::new(),
-            flags: Int64Builder::new(),
-            parent_is_remote: BooleanBuilder::new(),
-            name: StringBuilder::new(),
-            kind: StringBuilder::new(),
-            start_time: utc_micros(),
-            end_time: utc_micros(),
-            start_ns: Int64Builder::new(),
-            end_ns: Int64Builder::new(),
-            duration_ns: Int64Builder::new(),
-            status_code: StringBuilder::new(),
-            status_message: StringBuilder::new(),
-            service_name: StringBuilder::new(),
-            service_version: StringBuilder::new(),
-            service_instance_id: StringBuilder::new(),
-            resource_attributes: AttrMapBuilder::new(),
-            resource_dropped: Int64Builder::new(),
-            resource_schema_url: StringBuilder::new(),
-            scope_name: StringBuilder::new(),
-            scope_version: StringBuilder::new(),
-            scope_attributes: AttrMapBuilder::new(),
-            scope_dropped: Int64Builder::new(),
-            scope_schema_url: StringBuilder::new(),
+            trace_id: BinaryBuilder::with_capacity(n, n.saturating_mul(16)),
+            span_id: BinaryBuilder::with_capacity(n, n.saturating_mul(8)),
+            parent_span_id: BinaryBuilder::with_capacity(n, n.saturating_mul(8)),
+            trace_state: short(0),
+            flags: ints(),
+            parent_is_remote: bools(),
+            name: short(24),
+            kind: short(8),
+            start_time: micros(),
+            end_time: micros(),
+            start_ns: ints(),
+            end_ns: ints(),
+            duration_ns: ints(),
+            status_code: short(5),
+            status_message: short(0),
+            service_name: short(16),
+            service_version: short(8),
+            service_instance_id: short(16),
+            resource_attributes: AttrMapBuilder::with_capacity(n, cap.resource_entries),
+            resource_dropped: ints(),
+            resource_schema_url: short(0),
+            scope_name: short(16),
+            scope_version: short(8),
+            scope_attributes: AttrMapBuilder::with_capacity(n, cap.scope_entries),
+            scope_dropped: ints(),
+            scope_schema_url: short(40),
             slots: SLOTS
                 .iter()
                 .map(|s| match s.kind {
-                    SlotKind::Str => SlotBuilder::Str(StringBuilder::new()),
-                    SlotKind::Int => SlotBuilder::Int(Int64Builder::new()),
-                    SlotKind::StrList => SlotBuilder::List(StrListBuilder::new()),
+                    SlotKind::Str => SlotBuilder::Str(short(0)),
+                    SlotKind::Int => SlotBuilder::Int(ints()),
+                    SlotKind::StrList => SlotBuilder::List(StrListBuilder::with_capacity(n)),
                 })
                 .collect(),
-            content: std::array::from_fn(|_| StringBuilder::new()),
-            content_attributes: AttrMapBuilder::new(),
-            content_truncated: BooleanBuilder::new(),
-            result_has_structured_content: BooleanBuilder::new(),
-            result_is_error: BooleanBuilder::new(),
-            result_content_types: StrListBuilder::new(),
-            result_type: StringBuilder::new(),
-            result_text_is_json_object: BooleanBuilder::new(),
-            tool_call_arguments_digest: StringBuilder::new(),
+            content: std::array::from_fn(|_| short(0)),
+            content_attributes: AttrMapBuilder::with_capacity(n, 0),
+            content_truncated: bools(),
+            result_has_structured_content: bools(),
+            result_is_error: bools(),
+            result_content_types: StrListBuilder::with_capacity(n),
+            result_type: short(0),
+            result_text_is_json_object: bools(),
+            tool_call_arguments_digest: short(0),
             tool_definitions: ToolDefsBuilder::new(),
-            mcp_meta_traceparent: StringBuilder::new(),
-            attributes: AttrMapBuilder::new(),
-            dropped_attributes: Int64Builder::new(),
+            mcp_meta_traceparent: short(0),
+            attributes: AttrMapBuilder::with_capacity(n, cap.span_entries),
+            dropped_attributes: ints(),
             events: EventsBuilder::new(),
-            dropped_events: Int64Builder::new(),
+            dropped_events: ints(),
             links: LinksBuilder::new(),
-            dropped_links: Int64Builder::new(),
-            dialects: StrListBuilder::new(),
-            received_at: utc_micros(),
-            ingest_source: StringBuilder::new(),
+            dropped_links: ints(),
+            dialects: StrListBuilder::with_capacity(n),
+            received_at: micros(),
+            ingest_source: short(10),
             rows: 0,
         }
     }

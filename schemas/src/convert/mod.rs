@@ -28,7 +28,7 @@ use crate::dialects::{DialectEngine, KeyCache, KeyFacts, SpanView};
 use crate::schema::span_schema;
 pub(crate) use attrs::dedup_attributes;
 pub use attrs::{value_type, REDACTED};
-use builder::{Origin, RowParts, SpanBatchBuilder};
+use builder::{Capacity, Origin, RowParts, SpanBatchBuilder};
 
 /// Where and when a request was received.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,6 +143,23 @@ fn span_count(req: &ExportTraceServiceRequest) -> usize {
         .sum()
 }
 
+/// Rows and attribute entries of a request, for sizing the column builders once.
+fn capacity(req: &ExportTraceServiceRequest) -> Capacity {
+    let mut cap = Capacity::default();
+    for rs in &req.resource_spans {
+        let resource = rs.resource.as_ref().map_or(0, |r| r.attributes.len());
+        for ss in &rs.scope_spans {
+            let scope = ss.scope.as_ref().map_or(0, |s| s.attributes.len());
+            let spans = ss.spans.len();
+            cap.rows += spans;
+            cap.resource_entries += resource.saturating_mul(spans);
+            cap.scope_entries += scope.saturating_mul(spans);
+            cap.span_entries += ss.spans.iter().map(|s| s.attributes.len()).sum::<usize>();
+        }
+    }
+    cap
+}
+
 /// An upper estimate of the bytes a request's rows take once converted, computed from encoded
 /// sizes without building anything: the resource and scope (attributes, names, schema URLs) of a
 /// group are stored again in every span's row, and a span's own values can be stored twice
@@ -171,7 +188,7 @@ fn convert_unbounded(
     ctx: &IngestContext,
 ) -> Result<Converted, ConvertError> {
     let engine = DialectEngine::get();
-    let mut builder = SpanBatchBuilder::new();
+    let mut builder = SpanBatchBuilder::with_capacity(capacity(req));
     let mut rejected = 0usize;
     let mut reasons: Vec<String> = Vec::new();
     let mut unlisted = 0usize;

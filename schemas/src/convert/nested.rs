@@ -57,9 +57,14 @@ struct ListShape {
 
 impl ListShape {
     fn new() -> Self {
+        Self::with_capacity(0)
+    }
+    fn with_capacity(rows: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
         ListShape {
-            offsets: vec![0],
-            validity: Vec::new(),
+            offsets,
+            validity: Vec::with_capacity(rows),
         }
     }
     fn end_row(&mut self, child_len: usize, valid: bool) {
@@ -253,10 +258,15 @@ pub struct StrListBuilder {
 }
 
 impl StrListBuilder {
-    pub fn new() -> Self {
+    /// Sized for `rows` rows of about one short item each.
+    pub fn with_capacity(rows: usize) -> Self {
         StrListBuilder {
-            shape: ListShape::new(),
-            values: StringBuilder::new(),
+            shape: ListShape::with_capacity(rows),
+            values: StringBuilder::with_capacity(
+                rows,
+                rows.saturating_mul(8)
+                    .min(super::builder::MAX_GUESSED_BYTES),
+            ),
         }
     }
 

@@ -135,7 +135,7 @@ pub fn is_log_schema(schema: &Schema) -> bool {
     schema.metadata().get(TABLE_KEY).map(String::as_str) == Some(LOGS_TABLE)
 }
 
-/// The Parquet writer settings of `logs/` files: those of span files (zstd 3, row groups bounded
+/// The Parquet writer settings of `logs/` files: those of span files (zstd 1, row groups bounded
 /// by rows and bytes, page statistics), with the log row's dictionary columns, bloom filters on
 /// the two ids (the analyzer's join looks records up by span) and the log schema version.
 pub fn log_writer_properties() -> WriterProperties {
