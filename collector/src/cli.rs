@@ -38,6 +38,11 @@ pub struct StoreArgs {
     /// Drop content columns (tool arguments and results, messages) at ingest.
     #[arg(long)]
     pub redact_content: bool,
+    /// Run the Parquet writer thread at this nice value (0-19; 0 keeps the process's): a lower
+    /// tail acknowledgement latency below saturation, bought with earlier 429s at saturation
+    /// (BENCHMARKS.md, session 7).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub writer_nice: i32,
     /// With `--data-dir s3://BUCKET/PREFIX`: the local directory for the write-ahead log, the
     /// lock and the part files being written (uploaded when finished). Required there, refused
     /// for a local store (which keeps its WAL in <data-dir>/wal).
@@ -95,6 +100,7 @@ impl StoreArgs {
         c.max_file_bytes = self.max_file_bytes;
         c.max_file_age = Duration::from_secs(self.max_file_age_secs.max(1));
         c.row_group_rows = self.row_group_rows.max(1);
+        c.writer_nice = self.writer_nice;
         c
     }
 }

@@ -90,6 +90,9 @@ pub struct PipelineConfig {
     pub max_queue_batches: usize,
     /// Queue reservation: bytes of those batches (Arrow IPC size).
     pub max_queue_bytes: usize,
+    /// Nice value of the Parquet writer thread (`--writer-nice`, 0 = the process's own); see
+    /// [`crate::store::writer_priority`].
+    pub writer_nice: i32,
 }
 
 impl PipelineConfig {
@@ -108,6 +111,7 @@ impl PipelineConfig {
             max_open_files: DEFAULT_MAX_OPEN_FILES,
             max_queue_batches: DEFAULT_MAX_QUEUE_BATCHES,
             max_queue_bytes: DEFAULT_MAX_QUEUE_BYTES,
+            writer_nice: 0,
         }
     }
 }

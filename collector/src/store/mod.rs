@@ -5,8 +5,8 @@
 //! ([`queue_reservation`]; refused with 429 when full), appends to the write-ahead log ([`wal`])
 //! and returns once the batch is durable, which is when a receiver acknowledges it. The
 //! [`batcher`] thread then writes each partition's rows into one open [`part_file`], committed
-//! by the steps in [`durable_files`], at a lower CPU priority than the request path
-//! ([`writer_priority`]). Each part file records which WAL records it holds, so
+//! by the steps in [`durable_files`] (at a lower CPU priority than the request path if asked:
+//! [`writer_priority`]). Each part file records which WAL records it holds, so
 //! replay after a crash skips rows already committed ([`committed_records`]). [`lock`] keeps one
 //! writer per directory; [`verify`] checks a store without changing it. Paths and file names are
 //! the store layout, [`schemas::layout`]. With `--data-dir s3://…` finished part files

@@ -123,10 +123,11 @@ impl Pipeline {
             Arc::clone(&stats),
             Arc::clone(&control),
         );
+        let writer_nice = config.writer_nice;
         let handle = std::thread::Builder::new()
             .name("tripline-batcher".into())
             .spawn(move || {
-                crate::store::writer_priority::lower_current_thread_priority();
+                crate::store::writer_priority::lower_current_thread_priority(writer_nice);
                 batcher.run(rx)
             })
             .map_err(PipelineError::Thread)?;

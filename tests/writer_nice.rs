@@ -1,0 +1,117 @@
+//! `collect --writer-nice N` through the real binary: the Parquet writer thread (and only it)
+//! runs at nice N; without the flag it keeps the process's priority; out of range is refused.
+
+#![cfg(target_os = "linux")]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Start `tripline collect` with `extra` arguments and wait until it listens.
+fn collect(data_dir: &std::path::Path, extra: &[&str]) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tripline"))
+        .env("TRIPLINE_LOG", "warn")
+        .args(["collect", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(extra)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start tripline collect");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    loop {
+        let line = lines.next().expect("collector exited early").expect("read");
+        if line.starts_with("tripline collect: listening") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    child
+}
+
+/// The nice value of every thread of `pid`, by thread name (field 19 of its stat file).
+fn thread_nices(pid: u32) -> Vec<(String, i32)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("task dir") {
+        let dir = task.expect("task").path();
+        let (Ok(comm), Ok(stat)) = (
+            std::fs::read_to_string(dir.join("comm")),
+            std::fs::read_to_string(dir.join("stat")),
+        ) else {
+            continue; // the thread ended meanwhile
+        };
+        let after_comm = &stat[stat.rfind(')').expect("stat") + 2..];
+        let nice = after_comm
+            .split(' ')
+            .nth(19 - 3)
+            .expect("nice")
+            .parse()
+            .expect("int");
+        out.push((comm.trim().to_string(), nice));
+    }
+    out
+}
+
+/// The writer thread's nice and the highest nice of the other threads, once the writer runs.
+fn writer_and_others(pid: u32) -> (i32, i32) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let threads = thread_nices(pid);
+        // thread names are cut to 15 bytes: "tripline-batche"
+        if let Some((_, w)) = threads
+            .iter()
+            .find(|(n, _)| n.starts_with("tripline-batch"))
+        {
+            let others = threads
+                .iter()
+                .filter(|(n, _)| !n.starts_with("tripline-batch"))
+                .map(|(_, v)| *v)
+                .max()
+                .expect("other threads");
+            return (*w, others);
+        }
+        assert!(Instant::now() < deadline, "no writer thread in {threads:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn own_nice() -> i32 {
+    thread_nices(std::process::id())
+        .into_iter()
+        .map(|(_, n)| n)
+        .min()
+        .expect("threads")
+}
+
+#[test]
+fn writer_nice_applies_to_the_writer_thread_only() {
+    let base = own_nice();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = collect(&dir.path().join("nice"), &["--writer-nice", "17"]);
+    let (writer, others) = writer_and_others(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(writer, 17.max(base));
+    assert_eq!(others, base, "request threads keep the process's priority");
+
+    let mut child = collect(&dir.path().join("plain"), &[]);
+    let (writer, _) = writer_and_others(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        writer, base,
+        "without the flag the writer keeps the process's priority"
+    );
+}
+
+#[test]
+fn writer_nice_out_of_range_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_tripline"))
+        .args(["collect", "--writer-nice", "20", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--writer-nice"));
+}
