@@ -15,6 +15,7 @@ use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow::datatypes::{DataType, Fields};
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValue};
 
+use super::builder::guessed_bytes;
 use crate::encode::encode_any_value_json;
 use crate::error::SchemaError;
 use crate::schema::{attribute_map_type, value};
@@ -58,13 +59,6 @@ pub fn dedup_attributes(attrs: &[KeyValue]) -> Vec<(&str, Option<&AnyValue>)> {
     out
 }
 
-/// A first buffer size for `entries` values of about `bytes_each`, capped (only saves regrowth).
-fn guess(entries: usize, bytes_each: usize) -> usize {
-    entries
-        .saturating_mul(bytes_each)
-        .min(super::builder::MAX_GUESSED_BYTES)
-}
-
 /// Builds one attribute-map column.
 pub struct AttrMapBuilder {
     offsets: Vec<i32>,
@@ -98,9 +92,9 @@ impl AttrMapBuilder {
             offsets,
             validity: Vec::with_capacity(rows),
             // Keys and type names are short; string values are not known in advance.
-            keys: StringBuilder::with_capacity(entries, guess(entries, 20)),
-            types: StringBuilder::with_capacity(entries, guess(entries, 6)),
-            strs: StringBuilder::with_capacity(entries, guess(entries, 16)),
+            keys: StringBuilder::with_capacity(entries, guessed_bytes(entries, 20)),
+            types: StringBuilder::with_capacity(entries, guessed_bytes(entries, 6)),
+            strs: StringBuilder::with_capacity(entries, guessed_bytes(entries, 16)),
             ints: Int64Builder::with_capacity(entries),
             doubles: Float64Builder::with_capacity(entries),
             bools: BooleanBuilder::with_capacity(entries),

@@ -127,7 +127,13 @@ pub struct Capacity {
 
 /// The most bytes a guessed string-buffer size asks for up front (the guess only saves regrowth;
 /// an exact count is not known before converting).
-pub(super) const MAX_GUESSED_BYTES: usize = 4 << 20;
+const MAX_GUESSED_BYTES: usize = 4 << 20;
+
+/// A first buffer size for `items` values of about `bytes_each` bytes, capped at
+/// [`MAX_GUESSED_BYTES`] so a hostile request cannot make the guess allocate more than its rows.
+pub(super) fn guessed_bytes(items: usize, bytes_each: usize) -> usize {
+    items.saturating_mul(bytes_each).min(MAX_GUESSED_BYTES)
+}
 
 impl SpanBatchBuilder {
     /// Builders sized for `cap` (an estimate: more rows or entries still fit, by growing).
@@ -135,9 +141,8 @@ impl SpanBatchBuilder {
         let n = cap.rows;
         // Bytes per row of the small string columns (names, kinds, codes, versions): a guess
         // that only sets the first allocation.
-        let short = |bytes_per_row: usize| {
-            StringBuilder::with_capacity(n, n.saturating_mul(bytes_per_row).min(MAX_GUESSED_BYTES))
-        };
+        let short =
+            |bytes_per_row: usize| StringBuilder::with_capacity(n, guessed_bytes(n, bytes_per_row));
         let ints = || Int64Builder::with_capacity(n);
         let bools = || BooleanBuilder::with_capacity(n);
         let micros = || TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");

@@ -262,11 +262,7 @@ impl StrListBuilder {
     pub fn with_capacity(rows: usize) -> Self {
         StrListBuilder {
             shape: ListShape::with_capacity(rows),
-            values: StringBuilder::with_capacity(
-                rows,
-                rows.saturating_mul(8)
-                    .min(super::builder::MAX_GUESSED_BYTES),
-            ),
+            values: StringBuilder::with_capacity(rows, super::builder::guessed_bytes(rows, 8)),
         }
     }
 
