@@ -29,7 +29,7 @@ fn collect(data_dir: &std::path::Path, extra: &[&str]) -> Child {
     child
 }
 
-/// The nice value of every thread of `pid`, by thread name (field 19 of its stat file).
+/// The nice value of every thread of `pid`, by thread name.
 fn thread_nices(pid: u32) -> Vec<(String, i32)> {
     let mut out = Vec::new();
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("task dir") {
@@ -40,13 +40,7 @@ fn thread_nices(pid: u32) -> Vec<(String, i32)> {
         ) else {
             continue; // the thread ended meanwhile
         };
-        let after_comm = &stat[stat.rfind(')').expect("stat") + 2..];
-        let nice = after_comm
-            .split(' ')
-            .nth(19 - 3)
-            .expect("nice")
-            .parse()
-            .expect("int");
+        let nice = testkit::proc::nice_in_stat(&stat).expect("a stat line");
         out.push((comm.trim().to_string(), nice));
     }
     out

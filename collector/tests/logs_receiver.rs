@@ -69,6 +69,7 @@ fn logs_request(service: &str, records: Vec<LogRecord>) -> ExportLogsServiceRequ
     }
 }
 
+/// POST `body` to the collector's `/v1/logs`.
 async fn post_logs(
     addr: std::net::SocketAddr,
     body: Vec<u8>,
@@ -76,17 +77,7 @@ async fn post_logs(
     encoding: Option<&str>,
     token: Option<&str>,
 ) -> reqwest::Response {
-    let mut req = reqwest::Client::new()
-        .post(format!("http://{addr}/v1/logs"))
-        .header("content-type", content_type)
-        .body(body);
-    if let Some(e) = encoding {
-        req = req.header("content-encoding", e);
-    }
-    if let Some(t) = token {
-        req = req.header("authorization", format!("Bearer {t}"));
-    }
-    req.send().await.expect("request reaches the collector")
+    testkit::http::post_to(addr, "/v1/logs", body, content_type, encoding, token).await
 }
 
 /// Every row of `<data>/logs`, one batch, sorted by time.

@@ -1,4 +1,4 @@
-//! OTLP/HTTP requests to a running collector's `/v1/traces`, over a real socket.
+//! OTLP/HTTP requests to a running collector's `/v1/traces` (or `/v1/logs`), over a real socket.
 
 use std::net::SocketAddr;
 
@@ -17,8 +17,20 @@ pub async fn post(
     encoding: Option<&str>,
     token: Option<&str>,
 ) -> reqwest::Response {
+    post_to(addr, "/v1/traces", body, content_type, encoding, token).await
+}
+
+/// [`post`] to another path of the collector (`/v1/logs`).
+pub async fn post_to(
+    addr: SocketAddr,
+    path: &str,
+    body: Vec<u8>,
+    content_type: &str,
+    encoding: Option<&str>,
+    token: Option<&str>,
+) -> reqwest::Response {
     let mut req = reqwest::Client::new()
-        .post(format!("http://{addr}/v1/traces"))
+        .post(format!("http://{addr}{path}"))
         .header("content-type", content_type)
         .body(body);
     if let Some(e) = encoding {

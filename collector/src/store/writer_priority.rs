@@ -43,13 +43,10 @@ pub fn lower_current_thread_priority(nice: i32) {
 mod tests {
     use super::*;
 
-    /// The nice value of the calling thread, as the kernel reports it (field 19 of
-    /// /proc/thread-self/stat, counted after the command name).
+    /// The nice value of the calling thread, as the kernel reports it.
     fn own_nice() -> i32 {
         let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
-        let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
-        // fields from the 3rd (state) on; nice is the 19th field overall
-        after_comm.split(' ').nth(19 - 3).unwrap().parse().unwrap()
+        testkit::proc::nice_in_stat(&stat).expect("a stat line")
     }
 
     #[test]
