@@ -55,6 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
 
+    collector::allocator::configure(); // as `tripline collect` does
     let dir = tempfile::tempdir()?;
     let stats = Arc::new(Stats::default());
     let pipeline = Arc::new(Pipeline::start(

@@ -201,6 +201,8 @@ impl CollectArgs {
 }
 
 pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
+    // Freed memory is reused, not returned to the OS and faulted back in (see the module).
+    crate::allocator::configure();
     let target = WriteTarget::resolve(data_dir, args.store.wal_dir.as_deref())?;
     // Before anything in the directory is touched: a second writer changes nothing.
     let mut lock = DataDirLock::acquire(&target.local, "collect")?;

@@ -21,6 +21,7 @@
 //! A request is acknowledged once its batch is in the WAL; Parquet is written off the request
 //! path.
 
+pub mod allocator;
 pub mod cli;
 pub mod config;
 pub mod ingest;

@@ -15,7 +15,13 @@
 //!   model...), plain encoding for ids and payloads where a dictionary only costs memory; which
 //!   column is which, and which has a bloom filter, is said in the column table
 //!   ([`crate::columns`]);
-//! - page-level statistics, so time-range scans skip pages;
+//! - page-level statistics on the columns readers filter on (times, ids, counts, flags and the
+//!   scalar strings: service, tool, model, method...), so time-range scans skip pages and row
+//!   groups; **no** statistics on the payload columns ([`statistics`]: content payloads, the
+//!   attribute maps, events, links, tool definitions). Nothing filters those by range, their
+//!   min/max are truncated to 64 bytes of JSON that prune nothing, and computing them (a full
+//!   byte comparison of every value, plus level histograms for the nested ones) was the largest
+//!   single cost of the byte-array encoder (BENCHMARKS.md, session 8);
 //! - `tripline.schema_version` in the file's key/value metadata.
 
 use parquet::basic::{Compression, ZstdLevel};
@@ -25,7 +31,7 @@ use parquet::file::properties::{
 };
 use parquet::schema::types::ColumnPath;
 
-use crate::columns::COLUMNS;
+use crate::columns::{ColumnDef, ColumnType, Fill, COLUMNS};
 use crate::schema::{SCHEMA_VERSION, SCHEMA_VERSION_KEY};
 
 /// The most rows a row group holds, and the default of `--row-group-rows`: the writer cuts row
@@ -94,12 +100,57 @@ pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilde
         .set_key_value_metadata(Some(metadata))
 }
 
+/// The statistics a span column is written with: none for payloads nobody prunes by range
+/// (content payloads, attribute maps, events, links, tool definitions), page-level for the rest.
+pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
+    let payload = matches!(c.fill, Fill::Content { .. })
+        || matches!(
+            c.ty,
+            ColumnType::AttributeMap
+                | ColumnType::Events
+                | ColumnType::Links
+                | ColumnType::ToolDefinitions
+        );
+    if payload {
+        EnabledStatistics::None
+    } else {
+        EnabledStatistics::Page
+    }
+}
+
+/// The Parquet leaf columns of every span column whose [`statistics`] are not the default (page),
+/// with those statistics: writer properties are per leaf, and a nested column (a map, a list of
+/// structs) has several.
+fn leaf_statistics() -> &'static [(ColumnPath, EnabledStatistics)] {
+    static LEAVES: std::sync::OnceLock<Vec<(ColumnPath, EnabledStatistics)>> =
+        std::sync::OnceLock::new();
+    LEAVES.get_or_init(|| {
+        let parquet = parquet::arrow::ArrowSchemaConverter::new()
+            .with_coerce_types(true)
+            .convert(&crate::schema::span_schema())
+            .expect("the span schema converts to Parquet");
+        parquet
+            .columns()
+            .iter()
+            .filter_map(|leaf| {
+                let root = leaf.path().parts().first()?;
+                let c = COLUMNS.iter().find(|c| root.as_str() == c.name)?;
+                let stats = statistics(c);
+                (stats != EnabledStatistics::Page).then(|| (leaf.path().clone(), stats))
+            })
+            .collect()
+    })
+}
+
 /// The writer properties for canonical span files.
 pub fn writer_properties() -> WriterProperties {
     let mut b = base_writer_properties(vec![KeyValue::new(
         SCHEMA_VERSION_KEY.to_string(),
         SCHEMA_VERSION.to_string(),
     )]);
+    for (path, stats) in leaf_statistics() {
+        b = b.set_column_statistics_enabled(path.clone(), *stats);
+    }
     for c in COLUMNS {
         let path = || ColumnPath::from(c.name);
         b = b.set_column_dictionary_enabled(path(), c.dictionary);
@@ -140,6 +191,65 @@ mod tests {
         let p = writer_properties();
         assert_eq!(p.max_row_group_row_count(), Some(MAX_ROW_GROUP_ROWS));
         assert_eq!(p.max_row_group_bytes(), Some(MAX_ROW_GROUP_BYTES));
+    }
+
+    #[test]
+    fn statistics_are_kept_where_readers_prune_and_dropped_on_payloads() {
+        let p = writer_properties();
+        for name in [
+            "start_time",
+            "end_time",
+            "start_time_unix_nano",
+            "received_at",
+            "trace_id",
+            "span_id",
+            "service_name",
+            "gen_ai_tool_name",
+            "mcp_method_name",
+            "result_is_error",
+        ] {
+            let path = ColumnPath::from(name);
+            assert_eq!(
+                p.statistics_enabled(&path),
+                EnabledStatistics::Page,
+                "{name}"
+            );
+        }
+        for name in [
+            "gen_ai_tool_call_arguments",
+            "gen_ai_tool_call_result",
+            "gen_ai_input_messages",
+            "gen_ai_system_instructions",
+        ] {
+            let path = ColumnPath::from(name);
+            assert_eq!(
+                p.statistics_enabled(&path),
+                EnabledStatistics::None,
+                "{name}"
+            );
+        }
+        // Nested payloads: every leaf of the attribute maps, events and links.
+        let leaves = leaf_statistics();
+        for root in ["attributes", "resource_attributes", "events", "links"] {
+            let of_root: Vec<_> = leaves
+                .iter()
+                .filter(|(path, _)| path.parts()[0] == root)
+                .collect();
+            assert!(of_root.len() >= 2, "{root}: {} leaves", of_root.len());
+            for (path, _) in of_root {
+                assert_eq!(
+                    p.statistics_enabled(path),
+                    EnabledStatistics::None,
+                    "{path}"
+                );
+            }
+        }
+        let map_key = ColumnPath::new(vec![
+            "attributes".to_string(),
+            "key_value".to_string(),
+            "key".to_string(),
+        ]);
+        assert_eq!(p.statistics_enabled(&map_key), EnabledStatistics::None);
     }
 
     #[test]
