@@ -33,7 +33,7 @@ use schemas::schema::col as c;
 
 use crate::error::LoadError;
 use crate::load::index::{self, TraceExtent, TraceSet};
-use crate::load::{log_join, scan_window, Projection, ScanFilter};
+use crate::load::{log_join, scan_window, trace_filter, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, TraceId};
 use crate::policy::Policy;
@@ -322,6 +322,9 @@ pub async fn check_windows(
 ) -> Result<(Report, Scanned, WindowStats), WindowError> {
     let started = std::time::Instant::now();
     let mut snapshot = index::snapshot(data_dir).await?;
+    if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
+        eprintln!("snapshot: {:?}, {}", started.elapsed(), memory());
+    }
     let idx = index::index_store(&mut snapshot, data_dir, filter, options.memory_limit)
         .await
         .map_err(|e| WindowError::load(e, "index the store (pass 1)", options.memory_limit))?;
@@ -358,9 +361,10 @@ pub async fn check_windows(
         path: path.clone(),
         cause,
     };
+    // One session for every window: its runtime caches the Parquet footers across windows.
+    let ctx = index::window_session(options.memory_limit).map_err(scan_err)?;
     for (number, w) in windows.iter().enumerate() {
         largest = largest.max(w.spans);
-        let ctx = index::session(options.memory_limit).map_err(scan_err)?;
         // Held while the window is read and judged: DataFusion's operators share the rest.
         let _reservation = index::reserve(
             &ctx,
@@ -385,6 +389,9 @@ pub async fn check_windows(
             w.from_ns,
             w.to_ns,
         ));
+        // Rows of other traces are dropped by the Parquet reader on `trace_id` alone, before
+        // their other columns are decoded.
+        filters.push(trace_filter::in_traces(&keep));
         let t0 = std::time::Instant::now();
         let (mut parts, decoded) =
             scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)
