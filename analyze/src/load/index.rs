@@ -75,15 +75,22 @@ pub struct StoreIndex {
 
 /// A DataFusion session whose memory pool holds `limit` bytes (unbounded when `None`). DataFusion's
 /// own `DATAFUSION_*` environment variables (e.g. `DATAFUSION_EXECUTION_TARGET_PARTITIONS`) apply.
+///
+/// File statistics are not collected up front (`collect_statistics`, unless that variable sets
+/// it): no plan here uses them (row groups are still pruned by each file's own footer when it is
+/// opened), and collecting them decodes every file's footer into memory the allocator then keeps:
+/// at 10M spans (908 files) the process was 700+ MiB resident after pass 1 with them, against
+/// half that without (BENCHMARKS.md, session 8).
 pub fn session(limit: Option<usize>) -> Result<SessionContext, DataFusionError> {
     let mut rt = RuntimeEnvBuilder::new();
     if let Some(bytes) = limit {
         rt = rt.with_memory_limit(bytes, 1.0);
     }
-    Ok(SessionContext::new_with_config_rt(
-        SessionConfig::from_env()?,
-        rt.build_arc()?,
-    ))
+    let mut config = SessionConfig::from_env()?;
+    if std::env::var_os("DATAFUSION_EXECUTION_COLLECT_STATISTICS").is_none() {
+        config = config.with_collect_statistics(false);
+    }
+    Ok(SessionContext::new_with_config_rt(config, rt.build_arc()?))
 }
 
 /// [`session`] for the windows of pass 2: filters are evaluated inside the Parquet reader
