@@ -3,11 +3,16 @@
 //! Why: a store larger than memory is checked one window of traces at a time (`crate::window`),
 //! and cutting windows needs, for every trace, where it lies in time and how many spans it has,
 //! and which traces share a conversation (a conversation is judged whole, so its traces go to one
-//! window). DataFusion computes both as aggregates over `trace_id`, the start and end times and
-//! the conversation id (its hash aggregate spills to disk under the memory pool); the rows never
-//! become `SpanRow`s. The store's MCP tool catalog (`tools/list` results, a few spans) is read
-//! here too: it is the whole store's, whichever window a call falls in; so are the guardrails'
-//! decisions by tool (which tools a guardrail guards, for TL016), an aggregate of a few rows.
+//! window). One streamed scan of the light columns (trace id, start and end, partition,
+//! conversation id, guardrail name, decision and tool) gives all of it: each scan task folds its
+//! batches into its own per-trace extents, partition ranges, conversation links and guardrail
+//! decisions as they arrive, and the tasks' results are merged (not five DataFusion hash
+//! aggregates, one scan each: those held 700+ MiB at 10M spans, pages the allocator then kept
+//! for the rest of the run). The state is held in the memory pool (`--memory-limit`); the rows
+//! never become `SpanRow`s. The store's MCP tool catalog (`tools/list` results, a few spans) is
+//! read by a second scan of the five columns the catalog uses: it is the whole store's,
+//! whichever window a call falls in; so are the guardrails' decisions by tool (which tools a
+//! guardrail guards, for TL016).
 
 use std::hash::BuildHasher;
 use std::path::Path;
