@@ -33,7 +33,7 @@ use schemas::schema::col as c;
 
 use crate::error::LoadError;
 use crate::load::index::{self, TraceExtent, TraceSet};
-use crate::load::{log_join, scan_window, Projection, ScanFilter};
+use crate::load::{log_join, scan_window, trace_filter, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, TraceId};
 use crate::policy::Policy;
@@ -48,10 +48,10 @@ use crate::store::Scanned;
 pub const MARGIN_NS: i64 = 5 * SKEW_NS;
 
 /// Spans per window core by default. A window also reads its overlap: in the 10M-span benchmark
-/// store (conversations of ten traces over up to three hours) windows of 150,000 core spans hold
-/// up to 466,549 spans, and `check` peaked at 1.47 GiB (1.6 GiB at 250,000: BENCHMARKS.md,
-/// session 7), no slower.
-pub const DEFAULT_WINDOW_SPANS: u64 = 150_000;
+/// store (conversations of ten traces over up to three hours) windows of 250,000 core spans hold
+/// up to 549,936 spans, and `check` peaked at 1,163–1,255 MiB (1,059 MiB at 150,000, with 27%
+/// more CPU time: BENCHMARKS.md, session 8).
+pub const DEFAULT_WINDOW_SPANS: u64 = 250_000;
 
 /// Estimated resident bytes per span of a window (rows, model, Arrow buffers while scanning):
 /// the whole-store check's peak RSS at 1M `tripline-samples` spans (1.7–1.8 GB, BENCHMARKS.md).
@@ -322,6 +322,9 @@ pub async fn check_windows(
 ) -> Result<(Report, Scanned, WindowStats), WindowError> {
     let started = std::time::Instant::now();
     let mut snapshot = index::snapshot(data_dir).await?;
+    if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
+        eprintln!("snapshot: {:?}, {}", started.elapsed(), memory());
+    }
     let idx = index::index_store(&mut snapshot, data_dir, filter, options.memory_limit)
         .await
         .map_err(|e| WindowError::load(e, "index the store (pass 1)", options.memory_limit))?;
@@ -358,9 +361,10 @@ pub async fn check_windows(
         path: path.clone(),
         cause,
     };
+    // One session for every window: its runtime caches the Parquet footers across windows.
+    let ctx = index::window_session(options.memory_limit).map_err(scan_err)?;
     for (number, w) in windows.iter().enumerate() {
         largest = largest.max(w.spans);
-        let ctx = index::session(options.memory_limit).map_err(scan_err)?;
         // Held while the window is read and judged: DataFusion's operators share the rest.
         let _reservation = index::reserve(
             &ctx,
@@ -385,6 +389,9 @@ pub async fn check_windows(
             w.from_ns,
             w.to_ns,
         ));
+        // Rows of other traces are dropped by the Parquet reader on `trace_id` alone, before
+        // their other columns are decoded.
+        filters.push(trace_filter::in_traces(&keep));
         let t0 = std::time::Instant::now();
         let (mut parts, decoded) =
             scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)

@@ -3,28 +3,32 @@
 //! Why: a store larger than memory is checked one window of traces at a time (`crate::window`),
 //! and cutting windows needs, for every trace, where it lies in time and how many spans it has,
 //! and which traces share a conversation (a conversation is judged whole, so its traces go to one
-//! window). DataFusion computes both as aggregates over `trace_id`, the start and end times and
-//! the conversation id (its hash aggregate spills to disk under the memory pool); the rows never
-//! become `SpanRow`s. The store's MCP tool catalog (`tools/list` results, a few spans) is read
-//! here too: it is the whole store's, whichever window a call falls in; so are the guardrails'
-//! decisions by tool (which tools a guardrail guards, for TL016), an aggregate of a few rows.
+//! window). One streamed scan of the light columns (trace id, start and end, partition,
+//! conversation id, guardrail name, decision and tool) gives all of it: each scan task folds its
+//! batches into its own per-trace extents, partition ranges, conversation links and guardrail
+//! decisions as they arrive, and the tasks' results are merged (not five DataFusion hash
+//! aggregates, one scan each: those held 700+ MiB at 10M spans, pages the allocator then kept
+//! for the rest of the run). The state is held in the memory pool (`--memory-limit`); the rows
+//! never become `SpanRow`s. The store's MCP tool catalog (`tools/list` results, a few spans) is
+//! read by a second scan of the five columns the catalog uses: it is the whole store's,
+//! whichever window a call falls in; so are the guardrails' decisions by tool (which tools a
+//! guardrail guards, for TL016).
 
 use std::hash::BuildHasher;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{Array, AsArray, BinaryArray, RecordBatch};
+use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Int32Type, Int64Type};
 use datafusion::error::DataFusionError;
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
-use datafusion::functions_aggregate::expr_fn::{count, max, min};
 use datafusion::prelude::{cast as cast_expr, col, lit, Expr, SessionConfig, SessionContext};
 use futures::StreamExt;
 use schemas::schema::col as c;
 
-use super::{wal_spans_matching, Projection, RowReader, ScanFilter, TABLE};
+use super::{wal_spans_matching, RowReader, ScanFilter, TABLE};
 use crate::error::LoadError;
 use crate::model::span::MODEL_OPERATIONS;
 use crate::model::span::{SpanRow, TraceId};
@@ -76,15 +80,37 @@ pub struct StoreIndex {
 
 /// A DataFusion session whose memory pool holds `limit` bytes (unbounded when `None`). DataFusion's
 /// own `DATAFUSION_*` environment variables (e.g. `DATAFUSION_EXECUTION_TARGET_PARTITIONS`) apply.
+///
+/// File statistics are not collected up front (`collect_statistics`, unless that variable sets
+/// it): no plan here uses them (row groups are still pruned by each file's own footer when it is
+/// opened), and collecting them decodes every file's footer into memory the allocator then keeps:
+/// at 10M spans (908 files) the process was 700+ MiB resident after pass 1 with them, against
+/// half that without (BENCHMARKS.md, session 8).
 pub fn session(limit: Option<usize>) -> Result<SessionContext, DataFusionError> {
     let mut rt = RuntimeEnvBuilder::new();
     if let Some(bytes) = limit {
         rt = rt.with_memory_limit(bytes, 1.0);
     }
-    Ok(SessionContext::new_with_config_rt(
-        SessionConfig::from_env()?,
-        rt.build_arc()?,
-    ))
+    let mut config = SessionConfig::from_env()?;
+    if std::env::var_os("DATAFUSION_EXECUTION_COLLECT_STATISTICS").is_none() {
+        config = config.with_collect_statistics(false);
+    }
+    Ok(SessionContext::new_with_config_rt(config, rt.build_arc()?))
+}
+
+/// [`session`] for the windows of pass 2: filters are evaluated inside the Parquet reader
+/// (`pushdown_filters`, cheapest first), so the columns of rows a window does not keep (another
+/// trace, another time) are never decoded.
+pub fn window_session(limit: Option<usize>) -> Result<SessionContext, DataFusionError> {
+    let ctx = session(limit)?;
+    {
+        let state = ctx.state_ref();
+        let mut state = state.write();
+        let parquet = &mut state.config_mut().options_mut().execution.parquet;
+        parquet.pushdown_filters = true;
+        parquet.reorder_filters = true;
+    }
+    Ok(ctx)
 }
 
 /// Reserves `bytes` of `ctx`'s memory pool for `what` (a window's rows and model, which live
@@ -197,138 +223,84 @@ async fn index_once(
     for e in filter.exprs() {
         df = df.filter(e).map_err(scan_err)?;
     }
-    let extents = df
+    // One scan of the light columns computes what five aggregates did (extents, partitions,
+    // conversation links, guardrail decisions): each scan task folds its batches into its own
+    // accumulator as they arrive, so only a few batches of Arrow data and the per-trace state are
+    // ever alive (DataFusion's hash aggregates held 700+ MiB at 10M spans, and the allocator kept
+    // those pages for the rest of the run).
+    let light = df
         .clone()
-        .aggregate(
-            vec![col(c::TRACE_ID)],
-            vec![
-                min(col(c::START_TIME_UNIX_NANO)).alias("first"),
-                max(col(c::START_TIME_UNIX_NANO)).alias("last_start"),
-                max(col(c::END_TIME_UNIX_NANO)).alias("end"),
-                count(lit(1)).alias("spans"),
-            ],
-        )
+        .select(vec![
+            col(c::TRACE_ID),
+            col(c::START_TIME_UNIX_NANO),
+            col(c::END_TIME_UNIX_NANO),
+            col("date"),
+            cast_expr(col("hour"), DataType::Int32).alias("hour"),
+            col(c::GEN_AI_CONVERSATION_ID),
+            col(c::GUARDRAIL_NAME),
+            col(c::GUARDRAIL_DECISION).is_not_null().alias("decided"),
+            col(c::GEN_AI_TOOL_NAME),
+        ])
         .map_err(scan_err)?;
-    let mut traces = Vec::new();
-    let mut stream = extents.execute_stream().await.map_err(scan_err)?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch.map_err(scan_err)?;
-        let ids = binary(&batch, 0)?;
-        let (first, last, end, n) = (
-            int64(&batch, 1)?,
-            int64(&batch, 2)?,
-            int64(&batch, 3)?,
-            int64(&batch, 4)?,
-        );
-        for i in 0..batch.num_rows() {
-            let Some(trace) = TraceId::from_slice(ids.value(i)) else {
-                continue;
-            };
-            traces.push(TraceExtent {
-                trace,
-                first_ns: first.value(i),
-                last_start_ns: last.value(i),
-                end_ns: if end.is_null(i) {
-                    last.value(i)
-                } else {
-                    end.value(i)
-                },
-                spans: u64::try_from(n.value(i)).unwrap_or(0),
-            });
-        }
-    }
-    let by_partition = df
-        .clone()
-        .aggregate(
-            vec![
-                col("date"),
-                cast_expr(col("hour"), DataType::Int32).alias("hour"),
-            ],
-            vec![
-                min(col(c::START_TIME_UNIX_NANO)).alias("first"),
-                max(col(c::START_TIME_UNIX_NANO)).alias("last"),
-            ],
-        )
-        .map_err(scan_err)?;
-    let mut partitions = Vec::new();
-    let mut stream = by_partition.execute_stream().await.map_err(scan_err)?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch.map_err(scan_err)?;
-        let date = cast(batch.column(0), &DataType::Utf8).map_err(|e| scan_err(e.into()))?;
-        let date = date.as_string::<i32>();
-        let hour = cast(batch.column(1), &DataType::Int32).map_err(|e| scan_err(e.into()))?;
-        let hour = hour.as_primitive::<Int32Type>();
-        let (first, last) = (int64(&batch, 2)?, int64(&batch, 3)?);
-        for i in 0..batch.num_rows() {
-            partitions.push(PartitionRange {
-                date: date.value(i).to_string(),
-                hour: hour.value(i),
-                first_ns: first.value(i),
-                last_ns: last.value(i),
-            });
-        }
-    }
-    let links = df
-        .clone()
-        .filter(col(c::GEN_AI_CONVERSATION_ID).is_not_null())
-        .and_then(|d| {
-            d.aggregate(
-                vec![col(c::TRACE_ID), col(c::GEN_AI_CONVERSATION_ID)],
-                vec![],
-            )
+    let streams = light.execute_stream_partitioned().await.map_err(scan_err)?;
+    let tasks: Vec<_> = streams
+        .into_iter()
+        .map(|mut stream| {
+            // The per-trace state is held in the memory pool: `--memory-limit` too small for it
+            // is the pool's error, as for the scans.
+            let reservation =
+                MemoryConsumer::new("pass 1 index").register(&ctx.runtime_env().memory_pool);
+            tokio::spawn(async move {
+                let mut acc = Pass1::default();
+                while let Some(batch) = stream.next().await {
+                    acc.add(&batch?)?;
+                    reservation.try_resize(acc.bytes())?;
+                }
+                Ok::<_, DataFusionError>(acc)
+            })
         })
-        .map_err(scan_err)?;
-    let mut conversations = Vec::new();
-    let hasher = foldhash::quality::FixedState::with_seed(0);
-    let mut stream = links.execute_stream().await.map_err(scan_err)?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch.map_err(scan_err)?;
-        let ids = binary(&batch, 0)?;
-        let conv = cast(batch.column(1), &DataType::Utf8).map_err(|e| scan_err(e.into()))?;
-        let conv = conv.as_string::<i32>();
-        for i in 0..batch.num_rows() {
-            if let Some(trace) = TraceId::from_slice(ids.value(i)) {
-                conversations.push((trace, hasher.hash_one(conv.value(i))));
-            }
-        }
+        .collect();
+    let mut acc = Pass1::default();
+    for task in tasks {
+        let part = task
+            .await
+            .map_err(|e| scan_err(DataFusionError::External(Box::new(e))))?
+            .map_err(scan_err)?;
+        acc.merge(part);
     }
-    let decided = df
-        .clone()
-        .filter(
-            col(c::GUARDRAIL_NAME)
-                .is_not_null()
-                .or(col(c::GUARDRAIL_DECISION).is_not_null()),
-        )
-        .and_then(|d| {
-            d.aggregate(
-                vec![
-                    col(c::GUARDRAIL_NAME),
-                    col(c::GUARDRAIL_DECISION).is_not_null().alias("decided"),
-                    col(c::GEN_AI_TOOL_NAME),
-                ],
-                vec![],
-            )
+    let Pass1 {
+        traces,
+        partitions,
+        links,
+        guardrails,
+    } = acc;
+    let mut traces: Vec<TraceExtent> = traces
+        .into_iter()
+        .map(|(trace, e)| TraceExtent {
+            trace,
+            first_ns: e.first_ns,
+            last_start_ns: e.last_start_ns,
+            end_ns: if e.has_end { e.end_ns } else { e.last_start_ns },
+            spans: e.spans,
         })
-        .map_err(scan_err)?;
-    let mut guardrails = GuardrailFacts::default();
-    let mut stream = decided.execute_stream().await.map_err(scan_err)?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch.map_err(scan_err)?;
-        let name = cast(batch.column(0), &DataType::Utf8).map_err(|e| scan_err(e.into()))?;
-        let name = name.as_string::<i32>();
-        let decided = batch.column(1).as_boolean();
-        let tool = cast(batch.column(2), &DataType::Utf8).map_err(|e| scan_err(e.into()))?;
-        let tool = tool.as_string::<i32>();
-        for i in 0..batch.num_rows() {
-            guardrails.add(
-                (!name.is_null(i)).then(|| name.value(i)),
-                decided.value(i),
-                (!tool.is_null(i)).then(|| tool.value(i)),
-            );
-        }
-    }
+        .collect();
+    // Deterministic order (the map's is not): the plan ties on it.
+    traces.sort_unstable_by_key(|t| t.trace);
+    let mut partitions: Vec<PartitionRange> = partitions
+        .into_iter()
+        .map(|((date, hour), (first_ns, last_ns))| PartitionRange {
+            date,
+            hour,
+            first_ns,
+            last_ns,
+        })
+        .collect();
+    partitions.sort_unstable_by(|a, b| (&a.date, a.hour).cmp(&(&b.date, b.hour)));
+    let mut conversations: Vec<(TraceId, u64)> = links.into_iter().collect();
+    conversations.sort_unstable();
     // Listings only: model calls carry the definitions shown to the model (heavy, and not the
-    // servers' catalog), so they are dropped before their rows are decoded.
+    // servers' catalog), so they are dropped before their rows are decoded; only the columns
+    // the catalog reads are decoded.
     let op = || col(c::GEN_AI_OPERATION_NAME);
     let models: Vec<Expr> = MODEL_OPERATIONS.iter().map(|o| lit(*o)).collect();
     let defs = df
@@ -337,7 +309,7 @@ async fn index_once(
                 .is_not_null()
                 .and(op().is_null().or(op().in_list(models, true))),
         )
-        .and_then(|d| d.select_columns(&Projection::base().columns()))
+        .and_then(|d| d.select_columns(CATALOG_COLUMNS))
         .map_err(scan_err)?;
     let mut catalog = CatalogBuilder::default();
     let mut reader = RowReader::default();
@@ -357,20 +329,147 @@ async fn index_once(
     ))
 }
 
-fn binary(batch: &RecordBatch, i: usize) -> Result<BinaryArray, LoadError> {
-    let a = cast(batch.column(i), &DataType::Binary).map_err(|e| LoadError::Scan {
-        path: String::new(),
-        cause: e.into(),
-    })?;
-    Ok(a.as_binary::<i32>().clone())
+/// What [`CatalogBuilder::add`] reads of a span.
+const CATALOG_COLUMNS: &[&str] = &[
+    c::TRACE_ID,
+    c::SPAN_ID,
+    c::START_TIME_UNIX_NANO,
+    c::GEN_AI_OPERATION_NAME,
+    c::TOOL_DEFINITIONS,
+];
+
+/// One trace's extent while pass 1 reads it.
+#[derive(Clone, Copy)]
+struct Extent {
+    first_ns: i64,
+    last_start_ns: i64,
+    end_ns: i64,
+    has_end: bool,
+    spans: u64,
 }
 
-fn int64(batch: &RecordBatch, i: usize) -> Result<arrow::array::Int64Array, LoadError> {
-    let a = cast(batch.column(i), &DataType::Int64).map_err(|e| LoadError::Scan {
-        path: String::new(),
-        cause: e.into(),
-    })?;
-    Ok(a.as_primitive::<Int64Type>().clone())
+impl Extent {
+    fn merge(&mut self, o: &Extent) {
+        self.first_ns = self.first_ns.min(o.first_ns);
+        self.last_start_ns = self.last_start_ns.max(o.last_start_ns);
+        if o.has_end {
+            self.end_ns = if self.has_end {
+                self.end_ns.max(o.end_ns)
+            } else {
+                o.end_ns
+            };
+            self.has_end = true;
+        }
+        self.spans += o.spans;
+    }
+}
+
+type Fast = foldhash::fast::RandomState;
+
+/// What one scan task of pass 1 has folded so far: per trace its extent, per partition its start
+/// range, the (trace, conversation hash) links and the guardrails' decisions.
+#[derive(Default)]
+struct Pass1 {
+    traces: std::collections::HashMap<TraceId, Extent, Fast>,
+    partitions: std::collections::HashMap<(String, i32), (i64, i64), Fast>,
+    links: std::collections::HashSet<(TraceId, u64), Fast>,
+    guardrails: GuardrailFacts,
+}
+
+impl Pass1 {
+    /// Folds one batch of the light projection (columns in `index_once`'s order).
+    fn add(&mut self, batch: &RecordBatch) -> Result<(), DataFusionError> {
+        let ids = cast(batch.column(0), &DataType::Binary)?;
+        let ids = ids.as_binary::<i32>();
+        let start = cast(batch.column(1), &DataType::Int64)?;
+        let start = start.as_primitive::<Int64Type>();
+        let end = cast(batch.column(2), &DataType::Int64)?;
+        let end = end.as_primitive::<Int64Type>();
+        let date = cast(batch.column(3), &DataType::Utf8)?;
+        let date = date.as_string::<i32>();
+        let hour = cast(batch.column(4), &DataType::Int32)?;
+        let hour = hour.as_primitive::<Int32Type>();
+        let conv = cast(batch.column(5), &DataType::Utf8)?;
+        let conv = conv.as_string::<i32>();
+        let name = cast(batch.column(6), &DataType::Utf8)?;
+        let name = name.as_string::<i32>();
+        let decided = batch.column(7).as_boolean();
+        let tool = cast(batch.column(8), &DataType::Utf8)?;
+        let tool = tool.as_string::<i32>();
+        let hasher = foldhash::quality::FixedState::with_seed(0);
+        // The partition of the previous row: a batch comes from one file, so one partition.
+        let mut part: Option<(usize, &mut (i64, i64))> = None;
+        for i in 0..batch.num_rows() {
+            let s = start.value(i);
+            if !date.is_null(i) {
+                let same = part.as_ref().is_some_and(|(j, _)| {
+                    date.value(*j) == date.value(i) && hour.value(*j) == hour.value(i)
+                });
+                if !same {
+                    let key = (date.value(i).to_string(), hour.value(i));
+                    let range = self.partitions.entry(key).or_insert((s, s));
+                    part = Some((i, range));
+                }
+                if let Some((_, r)) = part.as_mut() {
+                    r.0 = r.0.min(s);
+                    r.1 = r.1.max(s);
+                }
+            }
+            let Some(trace) = TraceId::from_slice(ids.value(i)) else {
+                continue;
+            };
+            let e = Extent {
+                first_ns: s,
+                last_start_ns: s,
+                end_ns: end.value(i),
+                has_end: !end.is_null(i),
+                spans: 1,
+            };
+            self.traces
+                .entry(trace)
+                .and_modify(|x| x.merge(&e))
+                .or_insert(e);
+            if !conv.is_null(i) {
+                self.links.insert((trace, hasher.hash_one(conv.value(i))));
+            }
+            if !name.is_null(i) || decided.value(i) {
+                self.guardrails.add(
+                    (!name.is_null(i)).then(|| name.value(i)),
+                    decided.value(i),
+                    (!tool.is_null(i)).then(|| tool.value(i)),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes held (hash tables at their capacity).
+    fn bytes(&self) -> usize {
+        self.traces.capacity() * (std::mem::size_of::<(TraceId, Extent)>() + 1)
+            + self.links.capacity() * (std::mem::size_of::<(TraceId, u64)>() + 1)
+            + self.partitions.capacity() * 64
+    }
+
+    fn merge(&mut self, o: Pass1) {
+        if self.traces.len() < o.traces.len() {
+            let mine = std::mem::replace(self, o);
+            return self.merge(mine);
+        }
+        for (t, e) in o.traces {
+            self.traces
+                .entry(t)
+                .and_modify(|x| x.merge(&e))
+                .or_insert(e);
+        }
+        for (k, (a, b)) in o.partitions {
+            let r = self.partitions.entry(k).or_insert((a, b));
+            r.0 = r.0.min(a);
+            r.1 = r.1.max(b);
+        }
+        self.links.extend(o.links);
+        self.guardrails.any_decision |= o.guardrails.any_decision;
+        self.guardrails.decided_on.extend(o.guardrails.decided_on);
+    }
 }
 
 /// Keeps the rows of `batch` whose trace is in `keep`.
@@ -408,4 +507,133 @@ pub fn partitions_holding(partitions: &[PartitionRange], from_ns: i64, to_ns: i6
                 .and(cast_expr(col("hour"), DataType::Int32).in_list(hours, false))
         })
         .reduce(Expr::or)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{BinaryArray, BooleanArray, Int32Array, Int64Array, StringArray};
+    use arrow::datatypes::{Field, Schema};
+
+    /// A batch of the light projection: (trace byte, start, end, date, hour, conversation,
+    /// guardrail, decided, tool) per row.
+    #[allow(clippy::type_complexity)]
+    fn batch(
+        rows: &[(
+            u8,
+            i64,
+            Option<i64>,
+            &str,
+            i32,
+            Option<&str>,
+            Option<&str>,
+            bool,
+            Option<&str>,
+        )],
+    ) -> RecordBatch {
+        let ids: Vec<Vec<u8>> = rows.iter().map(|r| vec![r.0; 16]).collect();
+        let f = |n: &str, t: DataType| Field::new(n, t, true);
+        let schema = Schema::new(vec![
+            f("trace_id", DataType::Binary),
+            f("start", DataType::Int64),
+            f("end", DataType::Int64),
+            f("date", DataType::Utf8),
+            f("hour", DataType::Int32),
+            f("conv", DataType::Utf8),
+            f("guardrail", DataType::Utf8),
+            f("decided", DataType::Boolean),
+            f("tool", DataType::Utf8),
+        ]);
+        RecordBatch::try_new(
+            Arc::new(schema),
+            vec![
+                Arc::new(BinaryArray::from_iter_values(ids.iter())),
+                Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.1))),
+                Arc::new(rows.iter().map(|r| r.2).collect::<Int64Array>()),
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.3))),
+                Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.4))),
+                Arc::new(rows.iter().map(|r| r.5).collect::<StringArray>()),
+                Arc::new(rows.iter().map(|r| r.6).collect::<StringArray>()),
+                Arc::new(BooleanArray::from_iter(rows.iter().map(|r| Some(r.7)))),
+                Arc::new(rows.iter().map(|r| r.8).collect::<StringArray>()),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn extent(acc: &Pass1, id: u8) -> (i64, i64, i64, bool, u64) {
+        let e = acc.traces[&TraceId([id; 16])];
+        (e.first_ns, e.last_start_ns, e.end_ns, e.has_end, e.spans)
+    }
+
+    #[test]
+    fn one_scan_folds_extents_partitions_links_and_guardrails_and_merges_across_tasks() {
+        let a = batch(&[
+            (
+                1,
+                50,
+                Some(70),
+                "2026-11-02",
+                10,
+                Some("c1"),
+                None,
+                false,
+                None,
+            ),
+            (1, 40, None, "2026-11-02", 10, Some("c1"), None, false, None),
+            (
+                2,
+                90,
+                None,
+                "2026-11-02",
+                11,
+                None,
+                Some("g"),
+                true,
+                Some("t"),
+            ),
+        ]);
+        let b = batch(&[
+            (
+                1,
+                95,
+                Some(60),
+                "2026-11-02",
+                11,
+                Some("c2"),
+                None,
+                false,
+                None,
+            ),
+            (2, 80, None, "2026-11-02", 11, None, None, true, None),
+        ]);
+        let mut one = Pass1::default();
+        one.add(&a).unwrap();
+        one.add(&b).unwrap();
+        let (mut x, mut y) = (Pass1::default(), Pass1::default());
+        x.add(&a).unwrap();
+        y.add(&b).unwrap();
+        x.merge(y);
+        for acc in [&one, &x] {
+            // trace 1: first 40, last start 95, latest end 70 (null ends ignored), 3 spans
+            assert_eq!(extent(acc, 1), (40, 95, 70, true, 3));
+            // trace 2: no end at all (the index then uses the last start)
+            assert_eq!(extent(acc, 2), (80, 90, 0, false, 2));
+            let mut parts: Vec<_> = acc.partitions.iter().collect();
+            parts.sort();
+            assert_eq!(
+                parts,
+                vec![
+                    (&("2026-11-02".to_string(), 10), &(40, 50)),
+                    (&("2026-11-02".to_string(), 11), &(80, 95))
+                ]
+            );
+            assert_eq!(acc.links.len(), 2, "(1, c1) once, (1, c2)");
+            assert!(acc.guardrails.any_decision);
+            assert_eq!(
+                acc.guardrails.decided_on.iter().collect::<Vec<_>>(),
+                vec![&("g".to_string(), "t".to_string())]
+            );
+        }
+    }
 }

@@ -16,6 +16,7 @@
 pub mod index;
 pub mod log_join;
 pub mod rows;
+pub mod trace_filter;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -161,7 +162,10 @@ async fn scan_rows(
     projection: &Projection,
     keep: Option<&index::TraceSet>,
 ) -> Result<(Vec<Vec<Option<SpanRow>>>, u64), LoadError> {
-    snapshot.register(ctx).await?;
+    // A session scanning window after window registers the snapshot once.
+    if !ctx.table_exist(TABLE).unwrap_or(false) {
+        snapshot.register(ctx).await?;
+    }
     let path = data_dir.join("spans").display().to_string();
     let scan_err = |cause| LoadError::Scan {
         path: path.clone(),
