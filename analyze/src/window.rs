@@ -321,14 +321,19 @@ pub async fn check_windows(
     options: &WindowOptions,
 ) -> Result<(Report, Scanned, WindowStats), WindowError> {
     let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
-    let (scanned, stats, facts) =
-        each_window(data_dir, filter, projection, options, |model, core, facts| {
+    let (scanned, stats, facts) = each_window(
+        data_dir,
+        filter,
+        projection,
+        options,
+        |model, core, facts| {
             let input = RuleInput::window(model, policy, facts.clone(), core);
             for (acc, part) in merged.iter_mut().zip(crate::rules::scan_all(rules, &input)) {
                 acc.merge(part);
             }
-        })
-        .await?;
+        },
+    )
+    .await?;
     let (empty, no_core) = (Model::default(), HashSet::new());
     let input = RuleInput::window(&empty, policy, facts, &no_core);
     let outcomes = rules
