@@ -28,6 +28,14 @@ SQL_DIR = os.path.join(ROOT, "bench", "sql")
 POLICY_SAMPLES = os.path.join(ROOT, "samples", "policy.toml")
 POLICY_LOAD = os.path.join(ROOT, "bench", "policy.toml")
 CHUNK_SPANS = 1_000_000
+# How a store grows: STACK chunks (10M spans) share one stretch of time (a chunk covers 3.8 days
+# of the samples' traffic), the next STACK chunks the stretch after it. So 1M and 10M stores
+# are as before, and a 100M store is 40 days of the 10M store's traffic rate (a team keeping
+# a month of traces), not ten times the rate in the same 4 days. `--stack 100` stacks every
+# chunk (the layout before session 8), for measuring density instead of size.
+STACK = 10
+CHUNK_STRETCH_SECS = 4 * 86_400
+BASE_UNIX_SECS = 1_793_610_000  # samples/src/generate.rs BASE_UNIX_SECS
 # GNU time: each tripline run's own peak RSS (ru_maxrss of that one child, in KiB).
 GNU_TIME = "/usr/bin/time"
 
@@ -65,10 +73,13 @@ class ChildUsage:
                 "max_rss_mib_all_children": r1.ru_maxrss / 1024}
 
 
-def generate_chunk(args, out_dir, spans, seed):
+def generate_chunk(args, out_dir, spans, seed, stretch):
     shutil.rmtree(out_dir, ignore_errors=True)
     if args.samples:
         argv = [args.samples, "--spans", str(spans), "--out", out_dir, "--seed", str(seed)]
+        if stretch:
+            start = BASE_UNIX_SECS + stretch * CHUNK_STRETCH_SECS
+            argv += ["--start-unix-secs", str(start)]
         gen = "samples scale mode"
     else:
         argv = [args.load, "write", "--out", out_dir, "--spans", str(spans), "--batch", "5000",
@@ -89,7 +100,8 @@ def build_store(args, n, data):
     for i in range(chunks):
         spans = min(CHUNK_SPANS, n - i * CHUNK_SPANS)
         chunk_dir = os.path.join(args.work, "otlp-chunk")
-        gen_name, g = generate_chunk(args, chunk_dir, spans, seed=100 + i)
+        gen_name, g = generate_chunk(args, chunk_dir, spans, seed=100 + i,
+                                     stretch=i // args.stack)
         gen_secs += g
         wall, rc, err = timed([args.tripline, "ingest", "--data-dir", data, chunk_dir],
                               timeout=3600)
@@ -99,8 +111,8 @@ def build_store(args, n, data):
         shutil.rmtree(chunk_dir, ignore_errors=True)
         print(f"bench_analyzer: {n}: chunk {i + 1}/{chunks} ingested", file=sys.stderr,
               flush=True)
-    return {"generator": gen_name, "generate_secs": gen_secs, "ingest_secs": ingest_secs,
-            "ingest_spans_per_sec": n / ingest_secs if ingest_secs else None}
+    return {"generator": gen_name, "stack": args.stack, "generate_secs": gen_secs,
+            "ingest_secs": ingest_secs, "ingest_spans_per_sec": n / ingest_secs if ingest_secs else None}
 
 
 def parquet_glob(data):
@@ -202,13 +214,23 @@ def measure(args, n):
     res = {"spans": n, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "loadavg_at_start": os.getloadavg()}
     built = data + ".built.json"  # next to the store, not inside it
+    prior = None
     if args.reuse and os.path.exists(built):
         with open(built) as f:
-            res["build"] = dict(json.load(f), reused=True)
+            prior = json.load(f)
+        # Stores built before `stack` existed stacked every chunk; a layout that differs where
+        # the store has more than one stretch is rebuilt, not reused.
+        stacked = min(prior.get("stack", n // CHUNK_SPANS + 1), args.stack)
+        if n > stacked * CHUNK_SPANS and prior.get("stack") != args.stack:
+            prior = None
+    if prior is not None:
+        res["build"] = dict(prior, reused=True)
     else:
         res["build"] = build_store(args, n, data)
         with open(built, "w") as f:
             json.dump(res["build"], f)
+    if args.build_only:
+        return res
     policy = POLICY_SAMPLES if res["build"]["generator"] == "samples scale mode" else POLICY_LOAD
     res["policy"] = os.path.relpath(policy, ROOT)
     params = {"requires_approval": requires_approval(policy)}
@@ -248,8 +270,13 @@ def main():
                     help="reuse a store this script built and kept in --work (implies --keep)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each timed command; the median wall time is reported")
+    ap.add_argument("--stack", type=int, default=STACK,
+                    help="chunks of 1M spans sharing one stretch of time (see STACK)")
+    ap.add_argument("--build-only", action="store_true",
+                    help="build (or reuse) and keep the stores, measure nothing: for generating "
+                         "a large store ahead of the runs")
     args = ap.parse_args()
-    args.keep = args.keep or args.reuse
+    args.keep = args.keep or args.reuse or args.build_only
     os.makedirs(args.work, exist_ok=True)
     import duckdb
     results = {"duckdb_version": duckdb.__version__, "runs": []}

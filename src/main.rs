@@ -11,7 +11,6 @@ mod demo;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,40 +41,11 @@ struct Cli {
         value_enum,
         default_value = "text"
     )]
-    log_format: LogFormat,
+    log_format: collector::process::LogFormat,
     #[command(flatten)]
     ui: analyze::cli::UiArgs,
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
-/// Log to stderr in `format`, filtered by RUST_LOG, else TRIPLINE_LOG, else `info`; coloured
-/// per `--color` (auto: stderr is a terminal and NO_COLOR is unset).
-fn init_logging(format: LogFormat, color: analyze::cli::ColorChoice) {
-    let filter = ["RUST_LOG", "TRIPLINE_LOG"]
-        .iter()
-        .find_map(|var| {
-            std::env::var(var)
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-                .and_then(|v| tracing_subscriber::EnvFilter::try_new(v).ok())
-        })
-        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter);
-    match format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder
-            .with_ansi(color.enabled(std::io::stderr().is_terminal()))
-            .init(),
-    }
 }
 
 #[derive(Subcommand)]
@@ -117,7 +87,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format, cli.ui.color);
+    let color = cli.ui.color;
+    collector::process::init_logging(cli.log_format, |tty| color.enabled(tty));
     let data_dir = cli.data_dir;
     let ui = cli.ui;
     let outcome = match cli.command {
@@ -150,25 +121,8 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", collector::process::error_chain(&e));
             ExitCode::from(2)
         }
     }
-}
-
-/// The error and its causes, `: `-separated, each said once: a message that already quotes its
-/// cause (an OS error in a "cannot list ... : Permission denied" message) does not repeat it.
-fn error_chain(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if text.is_empty() || out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
 }

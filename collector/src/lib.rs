@@ -15,7 +15,8 @@
 //! Around them: [`server`] runs both receivers over one pipeline (`tripline collect`), [`ingest`]
 //! imports recorded exports through the same pipeline or a running collector (`tripline
 //! ingest`), [`cli`] maps both to exit codes, [`config`] holds every setting and its default,
-//! [`telemetry`] counts, [`signals`] waits for the signal to stop.
+//! [`telemetry`] counts, [`signals`] waits for the signal to stop, [`process`] logs and words errors for both
+//! binaries (`tripline`, and `tripline-collector`: the collector alone).
 //!
 //! A request is acknowledged once its batch is in the WAL; Parquet is written off the request
 //! path.
@@ -23,6 +24,7 @@
 pub mod cli;
 pub mod config;
 pub mod ingest;
+pub mod process;
 pub mod receive;
 pub mod server;
 pub mod signals;

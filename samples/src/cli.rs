@@ -73,6 +73,10 @@ pub struct RunArgs {
     /// Scale mode: random seed (same seed, same data).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Scale mode: when the first run starts, in Unix seconds (default: the samples' fixed base,
+    /// 2026-11-02T09:00Z). Chunks of a large benchmark store are spread over time with it.
+    #[arg(long, value_name = "SECS", default_value_t = generate::BASE_UNIX_SECS)]
+    pub start_unix_secs: u64,
     /// Scale mode file format: pb or json.
     #[arg(long, default_value = "pb")]
     pub format: String,
@@ -144,7 +148,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             content_share: a.content_share,
             batch_spans: a.batch_spans.max(1),
             seed: a.seed,
-            start_unix_nanos: generate::BASE_UNIX_SECS * 1_000_000_000,
+            start_unix_nanos: a.start_unix_secs.saturating_mul(1_000_000_000),
             target,
         })?;
         let secs = start.elapsed().as_secs_f64();

@@ -233,6 +233,36 @@ mod tests {
             .collect()
     }
 
+    /// `--start-unix-secs` moves every span by the same amount and changes nothing else: the
+    /// chunks of a large benchmark store are the same traffic at a later time.
+    #[test]
+    fn a_later_start_shifts_every_span_and_nothing_else() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        generate(&opts(a.path().to_path_buf(), 500, 0.3)).unwrap();
+        let mut later = opts(b.path().to_path_buf(), 500, 0.3);
+        let shift = 4 * 86_400 * 1_000_000_000;
+        later.start_unix_nanos += shift;
+        generate(&later).unwrap();
+        let mut base = read_all(a.path());
+        let moved = read_all(b.path());
+        assert!(!base.is_empty());
+        for r in &mut base {
+            for s in r
+                .resource_spans
+                .iter_mut()
+                .flat_map(|rs| &mut rs.scope_spans)
+                .flat_map(|ss| &mut ss.spans)
+            {
+                s.start_time_unix_nano += shift;
+                s.end_time_unix_nano += shift;
+                for e in &mut s.events {
+                    e.time_unix_nano += shift;
+                }
+            }
+        }
+        assert_eq!(base, moved);
+    }
+
     #[test]
     fn writes_at_least_the_requested_spans_in_whole_runs_with_valid_parents() {
         let dir = tempfile::tempdir().unwrap();
