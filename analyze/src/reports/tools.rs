@@ -154,9 +154,9 @@ impl Totals {
                     calls: a.calls,
                     tool_errors: a.tool_errors,
                     protocol_errors: a.protocol_errors,
-                    p50_ms: percentile(&d, 50.0),
-                    p95_ms: percentile(&d, 95.0),
-                    p99_ms: percentile(&d, 99.0),
+                    p50_ms: percentile(d, 50.0),
+                    p95_ms: percentile(d, 95.0),
+                    p99_ms: percentile(d, 99.0),
                     results_observed: a.observed,
                     results_structured: a.structured,
                     approvals_asked: a.asked
