@@ -164,7 +164,7 @@ pub enum DiffError {
         side: &'static str,
         path: PathBuf,
         #[source]
-        source: WindowError,
+        source: Box<WindowError>,
     },
 }
 
@@ -220,7 +220,7 @@ async fn load_side(
         e => DiffError::Window {
             side,
             path: path.to_path_buf(),
-            source: e,
+            source: Box::new(e),
         },
     })?;
     cat.scanned = Some(scanned);
