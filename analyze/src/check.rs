@@ -1,6 +1,6 @@
 //! Running the rules as library calls: load (store or spans) -> model -> rules -> report, for
 //! `check`, for `trace` (the same path over the trace's time window) and for `diff` (TL011 over
-//! two stores).
+//! two stores); and `report`'s aggregates over a store in windows.
 //!
 //! Kept apart from the CLI so tests, the benchmark and the demo run exactly what the commands run.
 
@@ -11,10 +11,11 @@ use crate::load::{load_store, scan_store, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, SpanRow, TraceId};
 use crate::policy::Policy;
+use crate::reports::{Aggregate, Built, Owned, ReportKind};
 use crate::rules::tl011_catalog_drift::{diff_catalogs, DiffReport, RunCatalog};
 use crate::rules::{run, Report, Rule, RuleInput, RULES};
 use crate::store::Scanned;
-use crate::window::{check_windows, WindowError, WindowOptions, WindowStats};
+use crate::window::{check_windows, each_window, WindowError, WindowOptions, WindowStats};
 
 /// The columns `rules` need on top of the base projection.
 pub fn projection_for(rules: &[&dyn Rule]) -> Projection {
@@ -69,6 +70,25 @@ pub async fn check_store_bounded(
         options,
     )
     .await
+}
+
+/// `report KIND`: the report over the store window by window ([`crate::window`]), each window
+/// counting the calls and spans of its core traces ([`Owned`]), in bounded memory, with the rows
+/// of one model of the whole store. A scan that reads no span is an error.
+pub async fn report_store_bounded(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    kind: ReportKind,
+    options: &WindowOptions,
+) -> Result<(Built, Scanned, WindowStats), WindowError> {
+    let projection = Projection::base().with(kind.columns());
+    let mut totals = Aggregate::new(kind);
+    let (scanned, stats, _) =
+        each_window(data_dir, filter, &projection, options, |model, core, _| {
+            totals.add(model, &Owned::core(model, core));
+        })
+        .await?;
+    Ok((totals.finish(), scanned, stats))
 }
 
 /// `tripline trace ID` could not run.
@@ -138,16 +158,37 @@ pub enum DiffError {
         #[source]
         source: LoadError,
     },
+    /// A window of a store did not fit in memory (only with a memory limit).
+    #[error("{side} data dir {path}: {source}")]
+    Window {
+        side: &'static str,
+        path: PathBuf,
+        #[source]
+        source: Box<WindowError>,
+    },
 }
 
-/// Loads both stores and runs TL011 over their catalogs.
+/// Reads both stores (in windows, in bounded memory) and runs TL011 over their catalogs.
 pub async fn diff_stores(baseline: &Path, candidate: &Path) -> Result<DiffReport, DiffError> {
-    let b = load_side("baseline", baseline).await?;
-    let c = load_side("candidate", candidate).await?;
+    diff_stores_with(baseline, candidate, &WindowOptions::default()).await
+}
+
+/// [`diff_stores`] with windows of `options`.
+pub async fn diff_stores_with(
+    baseline: &Path,
+    candidate: &Path,
+    options: &WindowOptions,
+) -> Result<DiffReport, DiffError> {
+    let b = load_side("baseline", baseline, options).await?;
+    let c = load_side("candidate", candidate, options).await?;
     Ok(diff_catalogs(b, c))
 }
 
-async fn load_side(side: &'static str, path: &Path) -> Result<RunCatalog, DiffError> {
+async fn load_side(
+    side: &'static str,
+    path: &Path,
+    options: &WindowOptions,
+) -> Result<RunCatalog, DiffError> {
     if path.is_file() {
         return Err(DiffError::NotADir {
             side,
@@ -160,15 +201,29 @@ async fn load_side(side: &'static str, path: &Path) -> Result<RunCatalog, DiffEr
             path: path.to_path_buf(),
         });
     }
-    let scan = scan_store(path, &ScanFilter::default(), &Projection::base())
-        .await
-        .map_err(|source| DiffError::Load {
+    // In windows, as `check`: each window's core traces add their model calls' definitions.
+    let mut cat = RunCatalog::default();
+    let (scanned, _, _) = each_window(
+        path,
+        &ScanFilter::default(),
+        &Projection::base(),
+        options,
+        |model, core, _| cat.add(model, &|i| core.contains(&model.spans[i].trace_id)),
+    )
+    .await
+    .map_err(|e| match e {
+        WindowError::Load(source) => DiffError::Load {
             side,
             path: path.to_path_buf(),
             source,
-        })?;
-    let mut cat = RunCatalog::collect(scan.parts.into_iter().flatten().flatten().collect());
-    cat.scanned = Some(scan.scanned);
+        },
+        e => DiffError::Window {
+            side,
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        },
+    })?;
+    cat.scanned = Some(scanned);
     if cat.with_definitions == 0 {
         return Err(DiffError::NoCatalog {
             side,

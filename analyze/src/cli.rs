@@ -269,6 +269,13 @@ pub struct ReportArgs {
     /// html: host tool registry (TOML) the rules judge calls against, as for `check`.
     #[arg(long)]
     pub policy: Option<PathBuf>,
+    /// Memory for the scans and each window's model, as for `check` (not html).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_limit: Option<usize>,
+    /// Spans per window, as for `check` (not html; the rows do not change).
+    #[arg(long, value_name = "N", default_value_t = crate::window::DEFAULT_WINDOW_SPANS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub window_spans: u64,
     #[command(flatten)]
     pub scan: ScanArgs,
 }
@@ -487,26 +494,24 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
     }
     let filter = args.scan.filter()?;
     let pb = spinner(ui, "scanning spans");
-    let scan = runtime()?.block_on(crate::load::scan_store(
-        data_dir,
-        &filter,
-        &crate::load::Projection::base().with(kind.columns()),
+    let options = crate::window::WindowOptions {
+        window_spans: args.window_spans,
+        memory_limit: args.memory_limit,
+    };
+    let scan = runtime()?.block_on(crate::check::report_store_bounded(
+        data_dir, &filter, kind, &options,
     ));
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    let scan = scan?;
-    let model = crate::model::Model::from_parts(scan.parts);
-    tell_scanned(ui, &scan.scanned, args.format != Format::Json);
-    emit(&render::render_report(
-        kind,
-        &model,
+    let (built, scanned, _windows) = scan?;
+    tell_scanned(ui, &scanned, args.format != Format::Json);
+    emit(&render::render_built(
+        &built,
         args.format,
         &ui.style(),
-        Some(&scan.scanned),
+        Some(&scanned),
     )?)?;
-    // As in `check`: the process ends here, the allocator need not walk the model.
-    std::mem::forget(model);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -37,7 +37,7 @@ use crate::load::{log_join, scan_window, trace_filter, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, TraceId};
 use crate::policy::Policy;
-use crate::rules::{Partial, Report, Rule, RuleInput};
+use crate::rules::{Catalog, GuardrailFacts, Partial, Report, Rule, RuleInput};
 use crate::store::Scanned;
 
 /// How far around a window's core other traces are read as context: five times the stitching
@@ -320,6 +320,45 @@ pub async fn check_windows(
     projection: &Projection,
     options: &WindowOptions,
 ) -> Result<(Report, Scanned, WindowStats), WindowError> {
+    let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
+    let (scanned, stats, facts) = each_window(
+        data_dir,
+        filter,
+        projection,
+        options,
+        |model, core, facts| {
+            let input = RuleInput::window(model, policy, facts.clone(), core);
+            for (acc, part) in merged.iter_mut().zip(crate::rules::scan_all(rules, &input)) {
+                acc.merge(part);
+            }
+        },
+    )
+    .await?;
+    let (empty, no_core) = (Model::default(), HashSet::new());
+    let input = RuleInput::window(&empty, policy, facts, &no_core);
+    let outcomes = rules
+        .iter()
+        .zip(merged)
+        .map(|(r, p)| r.finish(p, &input))
+        .collect();
+    Ok((crate::rules::report(rules, outcomes), scanned, stats))
+}
+
+/// The store-wide facts of pass 1 every window's rules read: the tool catalog and the
+/// guardrails' decisions by tool.
+pub type StoreFacts = (Catalog, GuardrailFacts);
+
+/// Reads the store window by window (pass 1, planning, pass 2: see the module docs) and calls
+/// `visit` with each window's model, the traces it owns (its core: every trace is in exactly
+/// one window's core) and pass 1's store-wide facts; `check` runs the rules there, `report` and
+/// `diff` their aggregates. Returns what was scanned, the windows' shape and the facts.
+pub async fn each_window(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    projection: &Projection,
+    options: &WindowOptions,
+    mut visit: impl FnMut(&Model, &HashSet<TraceId>, &StoreFacts),
+) -> Result<(Scanned, WindowStats, StoreFacts), WindowError> {
     let started = std::time::Instant::now();
     let mut snapshot = index::snapshot(data_dir).await?;
     if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
@@ -352,7 +391,6 @@ pub async fn check_windows(
     if trace {
         eprintln!("planned {} windows, {}", windows.len(), memory());
     }
-    let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
     let mut largest = 0;
     let has_logs = snapshot.total_log_records() > 0;
     let (mut log_records, mut event_spans) = (0, 0);
@@ -416,10 +454,7 @@ pub async fn check_windows(
         let rows: usize = parts.iter().map(Vec::len).sum();
         let model = Model::from_parts(parts);
         let t2 = t0.elapsed();
-        let input = RuleInput::window(&model, policy, facts.clone(), &core);
-        for (acc, part) in merged.iter_mut().zip(crate::rules::scan_all(rules, &input)) {
-            acc.merge(part);
-        }
+        visit(&model, &core, &facts);
         if trace {
             eprintln!(
                 "window {number}: core {} overlap {} traces, {} spans planned, {decoded} rows decoded, {rows} kept, {} in model, range {:.0} s, scan {:?} model {:?} rules {:?}, {}",
@@ -435,13 +470,6 @@ pub async fn check_windows(
             );
         }
     }
-    let (empty, no_core) = (Model::default(), HashSet::new());
-    let input = RuleInput::window(&empty, policy, facts, &no_core);
-    let outcomes = rules
-        .iter()
-        .zip(merged)
-        .map(|(r, p)| r.finish(p, &input))
-        .collect();
     let stats = WindowStats {
         windows: windows.len(),
         largest_window_spans: largest,
@@ -449,7 +477,7 @@ pub async fn check_windows(
     let mut scanned = idx.scanned;
     scanned.log_records = log_records;
     scanned.spans_with_event_content = event_spans;
-    Ok((crate::rules::report(rules, outcomes), scanned, stats))
+    Ok((scanned, stats, facts))
 }
 
 /// The process's resident and peak resident memory (Linux `/proc/self/status`), for

@@ -27,7 +27,7 @@ pub use json::{render_json, render_json_incremental, render_json_with};
 pub use json_lines::{render_batch_line, render_finding_line};
 pub use markdown::render_markdown;
 pub use query::{render_batches, RenderError};
-pub use reports::{render_report, ReportError};
+pub use reports::{render_built, render_report, ReportError};
 pub use rules::{explain_text, render_rule_list};
 pub use sarif::{render_sarif, render_sarif_with, SarifArtifact};
 pub use trace::render_trace;

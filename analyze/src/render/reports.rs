@@ -6,12 +6,12 @@ use serde::Serialize;
 
 use super::{Format, Style};
 use crate::model::Model;
-use crate::reports::conversations::{self, ConversationRow};
-use crate::reports::guardrails::{self, GuardrailRow};
-use crate::reports::propagation::{self, PropagationRow};
-use crate::reports::skills::{self, SkillRow};
-use crate::reports::tools::{self, ToolRow};
-use crate::reports::{Report, ReportKind};
+use crate::reports::conversations::ConversationRow;
+use crate::reports::guardrails::GuardrailRow;
+use crate::reports::propagation::PropagationRow;
+use crate::reports::skills::SkillRow;
+use crate::reports::tools::ToolRow;
+use crate::reports::{Built, Report, ReportKind};
 use crate::store::Scanned;
 
 /// Rendering a report failed.
@@ -35,25 +35,27 @@ pub fn render_report(
     style: &Style,
     scanned: Option<&Scanned>,
 ) -> Result<String, ReportError> {
+    render_built(&crate::reports::build(kind, model), format, style, scanned)
+}
+
+/// Renders a built report (one model's, or merged across windows: `report` in bounded memory).
+pub fn render_built(
+    report: &Built,
+    format: Format,
+    style: &Style,
+    scanned: Option<&Scanned>,
+) -> Result<String, ReportError> {
     let out = Output {
         format,
         style,
         scanned,
     };
-    match kind {
-        ReportKind::Tools => out.render(&tools::build(model), "tools", self::tools),
-        ReportKind::Conversations => out.render(
-            &conversations::build(model),
-            "conversations",
-            self::conversations,
-        ),
-        ReportKind::Guardrails => {
-            out.render(&guardrails::build(model), "guardrails", self::guardrails)
-        }
-        ReportKind::Skills => out.render(&skills::build(model), "skills", self::skills),
-        ReportKind::Propagation => {
-            out.render(&propagation::build(model), "propagation", self::propagation)
-        }
+    match report {
+        Built::Tools(r) => out.render(r, "tools", self::tools),
+        Built::Conversations(r) => out.render(r, "conversations", self::conversations),
+        Built::Guardrails(r) => out.render(r, "guardrails", self::guardrails),
+        Built::Skills(r) => out.render(r, "skills", self::skills),
+        Built::Propagation(r) => out.render(r, "propagation", self::propagation),
     }
 }
 

@@ -6,6 +6,11 @@
 //! once) exactly like the rules do. Every report carries `notes` that say what could not be
 //! observed, so an empty column is never mistaken for zero. The tables and JSON are printed by
 //! `render::render_report`.
+//!
+//! Each report is a sum over calls and spans: its `Totals` count what one model owns ([`Owned`]:
+//! all of it, or one window's core traces, never the overlap), merge across windows and are
+//! turned into rows once ([`Aggregate`]). So `report` reads the store in windows as `check`
+//! does, with the rows one model of the whole store gives.
 
 pub mod conversations;
 pub mod guardrails;
@@ -13,9 +18,11 @@ pub mod propagation;
 pub mod skills;
 pub mod tools;
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
-use crate::model::Model;
+use crate::model::{Model, TraceId};
 
 /// Which report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -41,6 +48,100 @@ impl ReportKind {
             _ => &[],
         }
     }
+}
+
+/// Which spans of a model a report counts (a call counts with its anchor span): every span of
+/// one model of the whole selection, or those of a window's core traces (the overlap is context,
+/// counted by the window that owns it).
+pub struct Owned {
+    /// Per span of the model; `None`: all.
+    mask: Option<Vec<bool>>,
+}
+
+impl Owned {
+    /// Every span.
+    pub fn all() -> Self {
+        Self { mask: None }
+    }
+
+    /// The spans of `model` whose trace is in `core`.
+    pub fn core(model: &Model, core: &HashSet<TraceId>) -> Self {
+        Self {
+            mask: Some(
+                model
+                    .spans
+                    .iter()
+                    .map(|s| core.contains(&s.trace_id))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Whether span `i` is counted here.
+    pub fn span(&self, i: usize) -> bool {
+        self.mask.as_ref().is_none_or(|m| m[i])
+    }
+}
+
+/// One report's tallies so far, window after window.
+pub enum Aggregate {
+    Tools(tools::Totals),
+    Conversations(conversations::Totals),
+    Guardrails(guardrails::Totals),
+    Skills(skills::Totals),
+    Propagation(propagation::Totals),
+}
+
+/// A finished report of any kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Built {
+    Tools(Report<tools::ToolRow>),
+    Conversations(Report<conversations::ConversationRow>),
+    Guardrails(Report<guardrails::GuardrailRow>),
+    Skills(Report<skills::SkillRow>),
+    Propagation(Report<propagation::PropagationRow>),
+}
+
+impl Aggregate {
+    /// Nothing counted yet.
+    pub fn new(kind: ReportKind) -> Self {
+        match kind {
+            ReportKind::Tools => Self::Tools(Default::default()),
+            ReportKind::Conversations => Self::Conversations(Default::default()),
+            ReportKind::Guardrails => Self::Guardrails(Default::default()),
+            ReportKind::Skills => Self::Skills(Default::default()),
+            ReportKind::Propagation => Self::Propagation(Default::default()),
+        }
+    }
+
+    /// Counts what `owned` selects of `model` (one window's core, or the whole model).
+    pub fn add(&mut self, model: &Model, owned: &Owned) {
+        match self {
+            Self::Tools(t) => t.add(model, owned),
+            Self::Conversations(t) => t.add(model, owned),
+            Self::Guardrails(t) => t.add(model, owned),
+            Self::Skills(t) => t.add(model, owned),
+            Self::Propagation(t) => t.add(model, owned),
+        }
+    }
+
+    /// The rows and notes.
+    pub fn finish(self) -> Built {
+        match self {
+            Self::Tools(t) => Built::Tools(t.finish()),
+            Self::Conversations(t) => Built::Conversations(t.finish()),
+            Self::Guardrails(t) => Built::Guardrails(t.finish()),
+            Self::Skills(t) => Built::Skills(t.finish()),
+            Self::Propagation(t) => Built::Propagation(t.finish()),
+        }
+    }
+}
+
+/// Report `kind` over one model (every span counted).
+pub fn build(kind: ReportKind, model: &Model) -> Built {
+    let mut a = Aggregate::new(kind);
+    a.add(model, &Owned::all());
+    a.finish()
 }
 
 /// A report: rows plus notes on what could not be observed.

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use schemas::schema::col;
 use serde::Serialize;
 
-use super::Report;
+use super::{Owned, Report};
 use crate::model::{McpRole, Model, SpanKind};
 
 /// Columns this report reads beyond the base projection (the libraries' versions).
@@ -168,14 +168,51 @@ fn stitched_channel(
     (channel, caller)
 }
 
+/// The report's tallies over the requests counted so far (one model, or window after window):
+/// one row per service pair.
+#[derive(Default)]
+pub struct Totals {
+    acc: BTreeMap<(Option<String>, Option<String>), Acc>,
+    server_only: usize,
+    host_only: usize,
+}
+
 /// Builds the report.
 pub fn build(model: &Model) -> Report<PropagationRow> {
+    let mut t = Totals::default();
+    t.add(model, &Owned::all());
+    t.finish()
+}
+
+impl Totals {
+    /// Counts the requests of `model` whose call's anchor span `owned` selects.
+    pub fn add(&mut self, model: &Model, owned: &Owned) {
+        let Totals {
+            acc,
+            server_only,
+            host_only,
+        } = self;
+        scan(model, owned, acc, server_only, host_only);
+    }
+
+    /// The rows, most requests first, and the notes.
+    pub fn finish(self) -> Report<PropagationRow> {
+        finish(self.acc, self.server_only, self.host_only)
+    }
+}
+
+type Pairs = BTreeMap<(Option<String>, Option<String>), Acc>;
+
+fn scan(
+    model: &Model,
+    owned: &Owned,
+    acc: &mut Pairs,
+    server_only: &mut usize,
+    host_only: &mut usize,
+) {
     let orphans: HashMap<usize, &crate::model::Orphan> =
         model.orphans.iter().map(|o| (o.span, o)).collect();
-    let mut acc: BTreeMap<(Option<String>, Option<String>), Acc> = BTreeMap::new();
-    let mut server_only = 0;
-    let mut host_only = 0;
-    for call in &model.calls {
+    for call in model.calls.iter().filter(|c| owned.span(c.anchor)) {
         let by_start = |m: &usize| (model.spans[*m].start_ns, *m);
         let client = call
             .members
@@ -219,14 +256,14 @@ pub fn build(model: &Model) -> Report<PropagationRow> {
         });
         let (channel, caller) = match (entry, orphan) {
             (None, _) => {
-                host_only += 1;
+                *host_only += 1;
                 (Channel::NotObservable, host)
             }
             (Some(_), Some(o)) => match &o.matched {
                 Some(_) if o.parent_absent => (Channel::Rerooted, host),
                 Some(_) => (Channel::None, host),
                 None => {
-                    server_only += 1;
+                    *server_only += 1;
                     (Channel::NotObservable, None)
                 }
             },
@@ -236,7 +273,7 @@ pub fn build(model: &Model) -> Report<PropagationRow> {
                     (channel, host.or(caller))
                 }
                 None => {
-                    server_only += 1;
+                    *server_only += 1;
                     (Channel::NotObservable, None)
                 }
             },
@@ -270,6 +307,9 @@ pub fn build(model: &Model) -> Report<PropagationRow> {
             a.no_client_span += 1;
         }
     }
+}
+
+fn finish(acc: Pairs, server_only: usize, host_only: usize) -> Report<PropagationRow> {
     let mut rows: Vec<PropagationRow> = acc
         .into_iter()
         .map(|((client, server), a)| {

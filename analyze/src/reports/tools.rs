@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{ms, percentile, Report};
+use super::{ms, percentile, Owned, Report};
 use crate::model::approvals::Approvals;
 use crate::model::{McpRole, Model, StatusCode};
 
@@ -47,6 +47,7 @@ struct Acc {
     calls: usize,
     tool_errors: usize,
     protocol_errors: usize,
+    /// Every call's latency (8 bytes a call): the percentiles need them all.
     durations: Vec<f64>,
     observed: usize,
     structured: usize,
@@ -54,120 +55,159 @@ struct Acc {
     granted: usize,
 }
 
+/// The report's tallies over the calls and spans counted so far (one model, or window after
+/// window): what grows is one row per (tool, server) and one latency per call.
+#[derive(Default)]
+pub struct Totals {
+    acc: BTreeMap<(String, Option<String>), Acc>,
+    /// Guardrail require_approval decisions per tool.
+    asked_by_tool: BTreeMap<String, usize>,
+    unnamed: usize,
+}
+
 /// Builds the report.
 pub fn build(model: &Model) -> Report<ToolRow> {
-    let mut acc: BTreeMap<(String, Option<String>), Acc> = BTreeMap::new();
-    let mut approvals = Approvals::collect(model);
-    let mut unnamed = 0;
-    for call in model.calls.iter().filter(|c| c.is_tool()) {
-        let Some(tool) = call.tool.clone() else {
-            unnamed += 1;
-            continue;
-        };
-        let server = call
-            .members
+    let mut t = Totals::default();
+    t.add(model, &Owned::all());
+    t.finish()
+}
+
+impl Totals {
+    /// Counts the calls (by their anchor span) and spans of `model` that `owned` says are
+    /// counted here. Every named tool call of the model consumes approvals in start order, owned
+    /// or not (as TL002: a call of a window's overlap may take an approval before a core call).
+    pub fn add(&mut self, model: &Model, owned: &Owned) {
+        let mut approvals = Approvals::collect(model);
+        for call in model.calls.iter().filter(|c| c.is_tool()) {
+            let Some(tool) = call.tool.clone() else {
+                if owned.span(call.anchor) {
+                    self.unnamed += 1;
+                }
+                continue;
+            };
+            let granted = approvals.consume(model, call);
+            if !owned.span(call.anchor) {
+                continue;
+            }
+            let server = call
+                .members
+                .iter()
+                .find(|&&m| model.roles[m] == Some(McpRole::Server))
+                .and_then(|&m| model.spans[m].service_name.as_deref().map(str::to_string));
+            let a = self.acc.entry((tool, server)).or_default();
+            a.calls += 1;
+            if call.is_error == Some(true) {
+                a.tool_errors += 1;
+            } else if call.members.iter().any(|&m| {
+                let s = &model.spans[m];
+                s.status() == StatusCode::Error
+                    || s.error_type.is_some()
+                    || s.rpc_response_status_code.is_some()
+            }) {
+                a.protocol_errors += 1;
+            }
+            a.durations.push(ms(model.spans[call.anchor].duration_ns()));
+            if let Some(structured) = call.has_structured_content {
+                a.observed += 1;
+                if structured {
+                    a.structured += 1;
+                }
+            }
+            if call.input_required {
+                a.asked += 1;
+            }
+            if granted {
+                a.granted += 1;
+            }
+        }
+        // Guardrail require_approval decisions name a tool, not a server: counted on every row
+        // of that tool (a note says so when a tool runs on several servers).
+        for (i, s) in model.spans.iter().enumerate() {
+            if s.guardrail_decision.as_deref() == Some("require_approval") && owned.span(i) {
+                if let Some(t) = s.tool_name.as_deref() {
+                    match self.asked_by_tool.get_mut(t) {
+                        Some(n) => *n += 1,
+                        None => {
+                            self.asked_by_tool.insert(t.to_string(), 1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rows, sorted, and the notes.
+    pub fn finish(self) -> Report<ToolRow> {
+        let Totals {
+            mut acc,
+            asked_by_tool,
+            unnamed,
+        } = self;
+        let mut rows: Vec<ToolRow> = acc
+            .iter_mut()
+            .map(|((tool, server), a)| {
+                a.durations.sort_by(f64::total_cmp);
+                let d = &a.durations;
+                ToolRow {
+                    tool: tool.clone(),
+                    server: server.clone(),
+                    calls: a.calls,
+                    tool_errors: a.tool_errors,
+                    protocol_errors: a.protocol_errors,
+                    p50_ms: percentile(d, 50.0),
+                    p95_ms: percentile(d, 95.0),
+                    p99_ms: percentile(d, 99.0),
+                    results_observed: a.observed,
+                    results_structured: a.structured,
+                    approvals_asked: a.asked
+                        + asked_by_tool.get(tool.as_str()).copied().unwrap_or(0),
+                    approvals_granted: a.granted,
+                }
+            })
+            .collect();
+        let mut servers_per_tool: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
+        for (tool, server) in acc.keys() {
+            servers_per_tool
+                .entry(tool.as_str())
+                .or_default()
+                .insert(server.as_deref());
+        }
+        rows.sort_by(|a, b| (b.calls, &a.tool, &a.server).cmp(&(a.calls, &b.tool, &b.server)));
+        let mut notes = Vec::new();
+        let calls: usize = rows.iter().map(|r| r.calls).sum();
+        let observed: usize = rows.iter().map(|r| r.results_observed).sum();
+        if calls > observed {
+            notes.push(format!(
+                "structuredContent not observable on {} of {calls} calls (no span carried the result)",
+                calls - observed
+            ));
+        }
+        let no_server = rows
             .iter()
-            .find(|&&m| model.roles[m] == Some(McpRole::Server))
-            .and_then(|&m| model.spans[m].service_name.as_deref().map(str::to_string));
-        let a = acc.entry((tool, server)).or_default();
-        a.calls += 1;
-        if call.is_error == Some(true) {
-            a.tool_errors += 1;
-        } else if call.members.iter().any(|&m| {
-            let s = &model.spans[m];
-            s.status() == StatusCode::Error
-                || s.error_type.is_some()
-                || s.rpc_response_status_code.is_some()
-        }) {
-            a.protocol_errors += 1;
+            .filter(|r| r.server.is_none())
+            .map(|r| r.calls)
+            .sum::<usize>();
+        if no_server > 0 {
+            notes.push(format!(
+                "no MCP server span seen for {no_server} calls (server -): local tools, or the server does not export"
+            ));
         }
-        a.durations.push(ms(model.spans[call.anchor].duration_ns()));
-        if let Some(structured) = call.has_structured_content {
-            a.observed += 1;
-            if structured {
-                a.structured += 1;
-            }
+        let multi: Vec<&str> = servers_per_tool
+            .iter()
+            .filter(|(_, s)| s.len() > 1)
+            .map(|(t, _)| *t)
+            .collect();
+        if !multi.is_empty() {
+            notes.push(format!(
+                "guardrail approvals name tools, not servers: {} run on several servers and show the tool's total on each row",
+                multi.join(", ")
+            ));
         }
-        if call.input_required {
-            a.asked += 1;
+        if unnamed > 0 {
+            notes.push(format!(
+                "{unnamed} tool calls without a tool name are not listed"
+            ));
         }
-        if approvals.consume(model, call) {
-            a.granted += 1;
-        }
+        Report { rows, notes }
     }
-    // Guardrail require_approval decisions name a tool, not a server: counted on every row of
-    // that tool (a note says so when a tool runs on several servers).
-    let mut asked_by_tool: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &model.spans {
-        if s.guardrail_decision.as_deref() == Some("require_approval") {
-            if let Some(t) = s.tool_name.as_deref() {
-                *asked_by_tool.entry(t).or_default() += 1;
-            }
-        }
-    }
-    let mut servers_per_tool: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
-    for (tool, server) in acc.keys() {
-        servers_per_tool
-            .entry(tool.as_str())
-            .or_default()
-            .insert(server.as_deref());
-    }
-    let mut rows: Vec<ToolRow> = acc
-        .iter()
-        .map(|((tool, server), a)| {
-            let mut d = a.durations.clone();
-            d.sort_by(f64::total_cmp);
-            ToolRow {
-                tool: tool.clone(),
-                server: server.clone(),
-                calls: a.calls,
-                tool_errors: a.tool_errors,
-                protocol_errors: a.protocol_errors,
-                p50_ms: percentile(&d, 50.0),
-                p95_ms: percentile(&d, 95.0),
-                p99_ms: percentile(&d, 99.0),
-                results_observed: a.observed,
-                results_structured: a.structured,
-                approvals_asked: a.asked + asked_by_tool.get(tool.as_str()).copied().unwrap_or(0),
-                approvals_granted: a.granted,
-            }
-        })
-        .collect();
-    rows.sort_by(|a, b| (b.calls, &a.tool, &a.server).cmp(&(a.calls, &b.tool, &b.server)));
-    let mut notes = Vec::new();
-    let calls: usize = rows.iter().map(|r| r.calls).sum();
-    let observed: usize = rows.iter().map(|r| r.results_observed).sum();
-    if calls > observed {
-        notes.push(format!(
-            "structuredContent not observable on {} of {calls} calls (no span carried the result)",
-            calls - observed
-        ));
-    }
-    let no_server = rows
-        .iter()
-        .filter(|r| r.server.is_none())
-        .map(|r| r.calls)
-        .sum::<usize>();
-    if no_server > 0 {
-        notes.push(format!(
-            "no MCP server span seen for {no_server} calls (server -): local tools, or the server does not export"
-        ));
-    }
-    let multi: Vec<&str> = servers_per_tool
-        .iter()
-        .filter(|(_, s)| s.len() > 1)
-        .map(|(t, _)| *t)
-        .collect();
-    if !multi.is_empty() {
-        notes.push(format!(
-            "guardrail approvals name tools, not servers: {} run on several servers and show the tool's total on each row",
-            multi.join(", ")
-        ));
-    }
-    if unnamed > 0 {
-        notes.push(format!(
-            "{unnamed} tool calls without a tool name are not listed"
-        ));
-    }
-    Report { rows, notes }
 }

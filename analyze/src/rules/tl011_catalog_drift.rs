@@ -13,6 +13,7 @@
 //! A run whose model calls captured no tool definitions cannot be compared: that is an error, not
 //! "no drift", so silence is never mistaken for stability.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
@@ -83,6 +84,8 @@ pub(crate) struct Seen {
     trace_id: TraceId,
     span_id: SpanId,
     conversation_id: Option<String>,
+    /// The span's start: with the ids, its place in the model's order (start, trace, span).
+    start_ns: i64,
 }
 
 /// The tool catalog one run exposed to its models, per decision scope.
@@ -103,36 +106,52 @@ pub struct RunCatalog {
 impl RunCatalog {
     /// Collects the catalog from a run's spans.
     pub fn collect(spans: Vec<SpanRow>) -> Self {
-        let model = Model::build(spans);
-        let mut cat = Self {
-            spans: model.spans.len(),
-            ..Self::default()
-        };
-        // Spans are sorted by start time, so later definitions overwrite earlier ones: the
-        // catalog is the one in force at the end of the run.
+        let mut cat = Self::default();
+        cat.add(&Model::build(spans), &|_| true);
+        cat
+    }
+
+    /// Adds the spans of `model` that `owned` selects (all of one model, or one window's core
+    /// traces: `diff` reads a store in windows). Definitions are kept by the model's order
+    /// (start, trace, span), later over earlier, whichever window came first: the catalog is the
+    /// one in force at the end of the run.
+    pub fn add(&mut self, model: &Model, owned: &dyn Fn(usize) -> bool) {
         for (i, s) in model.spans.iter().enumerate() {
+            if !owned(i) {
+                continue;
+            }
+            self.spans += 1;
             if !s.is_model_call() {
                 continue;
             }
-            cat.model_calls += 1;
+            self.model_calls += 1;
             let Some(defs) = &s.tool_definitions else {
                 continue;
             };
-            cat.with_definitions += 1;
-            let scope = scope_of(&model, i);
+            self.with_definitions += 1;
+            let scope = scope_of(model, i);
+            let at = (s.start_ns, s.trace_id, s.span_id);
             for d in defs.iter().filter(|d| !d.name.is_empty()) {
-                cat.tools.insert(
-                    (scope.clone(), d.name.to_string()),
-                    Seen {
-                        def: d.clone(),
-                        trace_id: s.trace_id,
-                        span_id: s.span_id,
-                        conversation_id: model.conversation[i].as_deref().map(str::to_string),
-                    },
-                );
+                let seen = Seen {
+                    def: d.clone(),
+                    trace_id: s.trace_id,
+                    span_id: s.span_id,
+                    conversation_id: model.conversation[i].as_deref().map(str::to_string),
+                    start_ns: s.start_ns,
+                };
+                match self.tools.entry((scope.clone(), d.name.to_string())) {
+                    Entry::Vacant(v) => {
+                        v.insert(seen);
+                    }
+                    Entry::Occupied(mut o) => {
+                        let old = o.get();
+                        if at >= (old.start_ns, old.trace_id, old.span_id) {
+                            o.insert(seen);
+                        }
+                    }
+                }
             }
         }
-        cat
     }
 
     /// Tool names of the catalog, sorted.
