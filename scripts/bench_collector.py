@@ -266,7 +266,8 @@ def peak_run(args, name, protocol="http"):
 
 
 def latency_run(args, name, peak_rate):
-    """p99 acknowledgement latency at 80% of the receiver's own measured peak."""
+    """p99 acknowledgement latency at 80% of the receiver's own measured peak (or at
+    --latency-rate, to compare two builds at the same load)."""
     work = os.path.join(args.work, f"{name}-latency")
     shutil.rmtree(work, ignore_errors=True)
     data = os.path.join(work, "data")
@@ -276,7 +277,7 @@ def latency_run(args, name, peak_rate):
         server, endpoint, _ = start_tripline(args, data, log)
     else:
         server, endpoint = start_otlp2parquet(args, data, log)
-    rate = 0.8 * peak_rate
+    rate = args.latency_rate or 0.8 * peak_rate
     report = run_load(args, endpoint, "http", args.secs, args.concurrency, args.batch, rate=rate,
                       seed=2)
     totals = server.stop()
@@ -330,6 +331,8 @@ def main():
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--overload-concurrency", type=int, default=128)
     ap.add_argument("--overload-batch", type=int, default=2048)
+    ap.add_argument("--latency-rate", type=float,
+                    help="offered spans/s of the latency steps (default: 80%% of the peak step)")
     ap.add_argument("--steps", default="all",
                     help="comma-separated subset of the steps (tripline_http, otlp2parquet_http, "
                          "tripline_grpc, tripline_latency, otlp2parquet_latency, "
@@ -343,9 +346,9 @@ def main():
         ("otlp2parquet_http", lambda: peak_run(args, "otlp2parquet", "http")),
         ("tripline_grpc", lambda: peak_run(args, "tripline", "grpc")),
         ("tripline_latency", lambda: latency_run(
-            args, "tripline", res["tripline_http"]["acked_spans_per_sec"])),
+            args, "tripline", res.get("tripline_http", {}).get("acked_spans_per_sec"))),
         ("otlp2parquet_latency", lambda: latency_run(
-            args, "otlp2parquet", res["otlp2parquet_http"]["acked_spans_per_sec"])),
+            args, "otlp2parquet", res.get("otlp2parquet_http", {}).get("acked_spans_per_sec"))),
         ("tripline_overload", lambda: overload_run(args)),
     ]
     wanted = None if args.steps == "all" else set(args.steps.split(","))

@@ -7,8 +7,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
 use analyze::check::{diff_stores_with, report_store_bounded};
 use analyze::load::{scan_store, Projection, ScanFilter};
@@ -18,32 +17,7 @@ use analyze::reports::ReportKind;
 use analyze::rules::tl011_catalog_drift::{diff_catalogs, DiffReport, RunCatalog};
 use analyze::window::WindowOptions;
 use clap::ValueEnum;
-use collector::{ingest_paths, IngestOptions, Pipeline, PipelineConfig, Stats};
-use prost::Message;
-use synth::{RequestBuilder, SpanMix};
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A store holding the spans of `paths`, written by the collector's ingest pipeline.
-fn ingest(paths: &[PathBuf]) -> tempfile::TempDir {
-    let store = tempfile::tempdir().unwrap();
-    let pipeline = Pipeline::start(
-        PipelineConfig::new(store.path()),
-        Arc::new(Stats::default()),
-    )
-    .unwrap();
-    let summary = ingest_paths(&pipeline, paths, &IngestOptions::default());
-    pipeline.shutdown().unwrap();
-    assert_eq!(summary.failed, vec![], "no file failed");
-    assert!(summary.spans_accepted > 0);
-    store
-}
+use common::stores::{ingest, orphans_across_boundaries, rt};
 
 fn style() -> Style {
     Style::for_stdout(false, false)
@@ -179,21 +153,7 @@ fn recordings_reports_in_windows_match_the_whole_store() {
 /// and latencies and the propagation report's channels come out the same.
 #[test]
 fn synthetic_store_reports_with_orphans_across_boundaries_match_the_whole_store() {
-    let input = tempfile::tempdir().unwrap();
-    let mix = SpanMix {
-        content_share: 0.5,
-        error_share: 0.2,
-        broken_propagation_share: 0.5,
-    };
-    let t0: u64 = 1_796_000_000_000_000_000;
-    for stream in 0..4u64 {
-        let mut b = RequestBuilder::new(stream, mix).with_fixed_clock(t0 + stream * 1_500_000_000);
-        for request in 0..3 {
-            let body = b.build(150).encode_to_vec();
-            std::fs::write(input.path().join(format!("s{stream}-r{request}.pb")), body).unwrap();
-        }
-    }
-    let store = ingest(&[input.path().to_path_buf()]);
+    let store = orphans_across_boundaries();
     let (rows, windows) = assert_same(store.path(), &[1, 3, 20, 100]);
     assert!(windows > 100, "one trace per window: {windows}");
     assert!(rows_of(&rows, ReportKind::Tools) > 0, "{rows:?}");

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod stores;
+
 use std::path::{Path, PathBuf};
 
 use arrow::record_batch::RecordBatch;
