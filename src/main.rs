@@ -11,7 +11,6 @@ mod demo;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -24,24 +23,8 @@ use clap::{CommandFactory, Parser, Subcommand};
     max_term_width = 100
 )]
 struct Cli {
-    /// Directory of the Parquet span store.
-    #[arg(
-        long,
-        global = true,
-        env = "TRIPLINE_DATA_DIR",
-        default_value = "./tripline-data"
-    )]
-    data_dir: PathBuf,
-    /// Log line format on stderr: `text` for people, `json` (one object per line) for log
-    /// pipelines. Levels come from RUST_LOG, else TRIPLINE_LOG, else `info`.
-    #[arg(
-        long,
-        global = true,
-        env = "TRIPLINE_LOG_FORMAT",
-        value_enum,
-        default_value = "text"
-    )]
-    log_format: collector::process::LogFormat,
+    #[command(flatten)]
+    global: collector::process::GlobalArgs,
     #[command(flatten)]
     ui: analyze::cli::UiArgs,
     #[command(subcommand)]
@@ -88,8 +71,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let color = cli.ui.color;
-    collector::process::init_logging(cli.log_format, |tty| color.enabled(tty));
-    let data_dir = cli.data_dir;
+    collector::process::init_logging(cli.global.log_format, |tty| color.enabled(tty));
+    let data_dir = cli.global.data_dir;
     let ui = cli.ui;
     let outcome = match cli.command {
         Command::Collect(a) => collector::cli::collect(&data_dir, a),

@@ -3,6 +3,30 @@
 //! alone, for hosts that only receive spans), so the two print and exit alike.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// The flags every command of both binaries takes: where the store is and how logs look.
+#[derive(clap::Args, Debug, Clone)]
+pub struct GlobalArgs {
+    /// Directory of the Parquet span store.
+    #[arg(
+        long,
+        global = true,
+        env = "TRIPLINE_DATA_DIR",
+        default_value = "./tripline-data"
+    )]
+    pub data_dir: PathBuf,
+    /// Log line format on stderr: `text` for people, `json` (one object per line) for log
+    /// pipelines. Levels come from RUST_LOG, else TRIPLINE_LOG, else `info`.
+    #[arg(
+        long,
+        global = true,
+        env = "TRIPLINE_LOG_FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub log_format: LogFormat,
+}
 
 /// Log line format on stderr: `text` for people, `json` (one object per line) for log pipelines.
 #[derive(Clone, Copy, Debug, Default, clap::ValueEnum)]

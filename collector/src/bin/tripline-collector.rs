@@ -7,11 +7,10 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use collector::process::{error_chain, init_logging, LogFormat};
+use collector::process::{error_chain, init_logging, GlobalArgs};
 
 #[derive(Parser)]
 #[command(
@@ -21,24 +20,8 @@ use collector::process::{error_chain, init_logging, LogFormat};
     max_term_width = 100
 )]
 struct Cli {
-    /// Directory of the Parquet span store.
-    #[arg(
-        long,
-        global = true,
-        env = "TRIPLINE_DATA_DIR",
-        default_value = "./tripline-data"
-    )]
-    data_dir: PathBuf,
-    /// Log line format on stderr: `text` for people, `json` (one object per line) for log
-    /// pipelines. Levels come from RUST_LOG, else TRIPLINE_LOG, else `info`.
-    #[arg(
-        long,
-        global = true,
-        env = "TRIPLINE_LOG_FORMAT",
-        value_enum,
-        default_value = "text"
-    )]
-    log_format: LogFormat,
+    #[command(flatten)]
+    global: GlobalArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -54,12 +37,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Colour when stderr is a terminal and NO_COLOR is unset (`tripline --color` has the choice).
-    init_logging(cli.log_format, |tty| {
+    init_logging(cli.global.log_format, |tty| {
         tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
     });
     let outcome = match cli.command {
-        Command::Collect(a) => collector::cli::collect(&cli.data_dir, a),
-        Command::Ingest(a) => collector::cli::ingest(&cli.data_dir, a),
+        Command::Collect(a) => collector::cli::collect(&cli.global.data_dir, a),
+        Command::Ingest(a) => collector::cli::ingest(&cli.global.data_dir, a),
     };
     outcome.unwrap_or_else(|e| {
         eprintln!("error: {}", error_chain(&e));
