@@ -7,7 +7,8 @@
 //!
 //! Fault points: `wal::write` (after the frame header: a disk filling up mid-record),
 //! `wal::fsync`, `wal::rotate` (creating a segment), `parquet::write`, `parquet::fsync`,
-//! `parquet::rename`, `parquet::dir_fsync`, `checkpoint::write`. The fail configuration is
+//! `parquet::rename`, `parquet::dir_fsync`, `checkpoint::write`, `wal::dir_fsync` (the directory
+//! entry of a new segment, owed by the next fsync). The fail configuration is
 //! process-global: every test holds a [`fail::FailScenario`], which serialises them.
 
 mod common;
@@ -288,6 +289,112 @@ fn checkpoint_write_failure_writes_nothing_twice() {
     p.shutdown().unwrap();
     drop(p);
     restart_and_check(dir.path(), &acked, &BTreeSet::new());
+}
+
+#[test]
+fn appends_and_acknowledgements_go_on_while_a_release_writes_the_checkpoint() {
+    let _s = fail::FailScenario::setup();
+    let dir = tempfile::tempdir().unwrap();
+    let wal = Arc::new(
+        Wal::open(
+            &layout::wal_dir(dir.path()),
+            FsyncPolicy::Always,
+            1,
+            |_, _| {},
+        )
+        .unwrap(),
+    );
+    let (s0, ()) = wal.append(b"zero", |_| ()).unwrap();
+    wal.commit(s0).unwrap();
+    // The checkpoint write blocks until the test lets it go.
+    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+    let (go, go_rx) = std::sync::mpsc::channel::<()>();
+    let entered_tx = std::sync::Mutex::new(entered_tx);
+    let go_rx = std::sync::Mutex::new(go_rx);
+    fail::cfg_callback("checkpoint::write", move || {
+        let _ = entered_tx.lock().unwrap().send(());
+        let _ = go_rx.lock().unwrap().recv();
+    })
+    .unwrap();
+    let releasing = {
+        let wal = Arc::clone(&wal);
+        std::thread::spawn(move || wal.release_below(s0 + 1))
+    };
+    entered
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the release reaches the checkpoint write");
+    // Meanwhile a request appends (to a new segment) and is acknowledged.
+    let (done_tx, done) = std::sync::mpsc::channel();
+    {
+        let wal = Arc::clone(&wal);
+        std::thread::spawn(move || {
+            let r = wal
+                .append(b"one", |_| ())
+                .and_then(|(s, ())| wal.commit(s).map(|()| s));
+            let _ = done_tx.send(r.map_err(|e| e.to_string()));
+        });
+    }
+    let acked = done.recv_timeout(std::time::Duration::from_secs(30));
+    go.send(()).unwrap();
+    fail::remove("checkpoint::write");
+    let s1 = acked
+        .expect("an append and its fsync do not wait for a checkpoint write")
+        .expect("acknowledged");
+    releasing.join().unwrap().expect("the release completes");
+    drop(wal);
+    // Record 0 is released, record 1 is replayed: nothing lost, nothing twice.
+    let mut got = Vec::new();
+    Wal::open(
+        &layout::wal_dir(dir.path()),
+        FsyncPolicy::Always,
+        1,
+        |s, p| got.push((s, p)),
+    )
+    .unwrap();
+    assert_eq!(got, vec![(s1, b"one".to_vec())]);
+}
+
+#[test]
+fn a_new_segment_is_not_acknowledged_until_its_directory_entry_is_durable() {
+    let _s = fail::FailScenario::setup();
+    let dir = tempfile::tempdir().unwrap();
+    let wal = Wal::open(
+        &layout::wal_dir(dir.path()),
+        FsyncPolicy::Always,
+        1, // every record starts a new segment
+        |_, _| {},
+    )
+    .unwrap();
+    let dir_syncs = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&dir_syncs);
+    fail::cfg_callback("wal::dir_fsync", move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+    })
+    .unwrap();
+    let (s0, ()) = wal.append(b"zero", |_| ()).unwrap();
+    assert_eq!(dir_syncs.load(Ordering::SeqCst), 0, "not under the append");
+    wal.commit(s0).unwrap();
+    assert_eq!(dir_syncs.load(Ordering::SeqCst), 1, "owed by the fsync");
+    // A failing directory fsync refuses the acknowledgement, and is still owed afterwards.
+    let (s1, ()) = wal.append(b"one", |_| ()).unwrap();
+    fail::cfg("wal::dir_fsync", "return").unwrap();
+    assert!(wal.commit(s1).is_err(), "no acknowledgement without it");
+    fail::cfg_callback("wal::dir_fsync", {
+        let counter = Arc::clone(&dir_syncs);
+        move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    })
+    .unwrap();
+    wal.commit(s1).unwrap();
+    assert_eq!(
+        dir_syncs.load(Ordering::SeqCst),
+        2,
+        "retried by the next fsync"
+    );
+    // Nothing new since: an fsync owes no directory sync.
+    wal.sync_all().unwrap();
+    assert_eq!(dir_syncs.load(Ordering::SeqCst), 2);
 }
 
 #[test]

@@ -9,6 +9,11 @@
 //!
 //! Group commit: appends take the state lock only to write; fsync happens under a separate lock
 //! on a duplicate file handle, so requests arriving while one fsync runs are covered by the next.
+//! Nothing slow runs under the state lock, because every request's append waits for it: a new
+//! segment's directory entry is made durable by the next fsync (before anything in the segment
+//! is acknowledged), not by the append that created it, and a release writes the checkpoint and
+//! deletes segments outside it (under its own lock), taking the state lock only to update the
+//! bookkeeping.
 
 pub mod checkpoint;
 pub mod frame;
@@ -79,6 +84,9 @@ struct State {
     durable_below: u64,
     /// Highest sequence number written to the current file (for the fsync bookkeeping).
     written_below: u64,
+    /// A segment was created since the last fsync: its directory entry is not durable yet, so the
+    /// next [`Wal::sync_through`] fsyncs the directory before it counts any record as durable.
+    dir_unsynced: bool,
 }
 
 /// The write-ahead log of one data directory.
@@ -89,6 +97,9 @@ pub struct Wal {
     segment_bytes: u64,
     state: Mutex<State>,
     sync_lock: Mutex<()>,
+    /// Serialises [`Wal::release_below`] (checkpoint write and segment deletion run outside the
+    /// state lock).
+    release_lock: Mutex<()>,
     /// Every record with a smaller sequence number is fsynced.
     synced_below: AtomicU64,
     bytes_on_disk: AtomicU64,
@@ -200,8 +211,10 @@ impl Wal {
                 next_seq,
                 durable_below,
                 written_below: next_seq,
+                dir_unsynced: false,
             }),
             sync_lock: Mutex::new(()),
+            release_lock: Mutex::new(()),
             synced_below: AtomicU64::new(next_seq),
             bytes_on_disk: AtomicU64::new(total),
             lost,
@@ -259,6 +272,7 @@ impl Wal {
                 });
             }
             st.current = Some(OpenSegment { file, bytes: 0 });
+            st.dir_unsynced = true;
         }
         let seg_path = st
             .segments
@@ -293,8 +307,9 @@ impl Wal {
         Ok((seq, out))
     }
 
-    /// Create (or empty: a file named for the next sequence number holds no record) a segment
-    /// and make its directory entry durable.
+    /// Create (or empty: a file named for the next sequence number holds no record) a segment.
+    /// Its directory entry is made durable by the next fsync ([`State::dir_unsynced`]), which
+    /// runs before any record in it is acknowledged, and not here, under the state lock.
     fn create_segment(&self, path: &Path) -> Result<File, WalError> {
         let create = || -> std::io::Result<File> {
             #[cfg(feature = "failpoints")]
@@ -305,9 +320,7 @@ impl Wal {
             }
             Ok(file)
         };
-        let file = create().map_err(|e| WalError::io(path, e))?;
-        fsync_dir(&self.dir).map_err(|e| WalError::io(&self.dir, e))?;
-        Ok(file)
+        create().map_err(|e| WalError::io(path, e))
     }
 
     /// Stop appending to the current segment. Its records may not be synced yet: it is kept for
@@ -363,8 +376,8 @@ impl Wal {
             return Ok(()); // another request's fsync covered us while we waited
         }
         // Every record below `upto` is in the current segment or in one of `closed`.
-        let (closed, current, upto) = {
-            let st = self.state.lock().map_err(|_| WalError::Poisoned)?;
+        let (closed, current, upto, new_segment) = {
+            let mut st = self.state.lock().map_err(|_| WalError::Poisoned)?;
             let mut closed = Vec::with_capacity(st.unsynced.len());
             for (f, p) in &st.unsynced {
                 closed.push((f.try_clone().map_err(|e| WalError::io(p, e))?, p.clone()));
@@ -376,8 +389,18 @@ impl Wal {
                 )),
                 _ => None,
             };
-            (closed, current, st.written_below)
+            let new_segment = std::mem::take(&mut st.dir_unsynced);
+            (closed, current, st.written_below, new_segment)
         };
+        if new_segment {
+            if let Err(e) = sync_wal_dir(&self.dir) {
+                // Still owed: the next fsync tries again before it acknowledges anything.
+                if let Ok(mut st) = self.state.lock() {
+                    st.dir_unsynced = true;
+                }
+                return Err(WalError::io(&self.dir, e));
+            }
+        }
         for (file, path) in closed.iter().chain(current.iter()) {
             sync_segment(file).map_err(|e| WalError::io(path, e))?;
         }
@@ -421,44 +444,69 @@ impl Wal {
     }
 
     /// Every record below `durable_below` is in committed Parquet: advance the checkpoint, then
-    /// delete the segments it fully covers.
+    /// delete the segments it fully covers. The checkpoint's fsyncs and the deletions run
+    /// outside the state lock, so appends (every request) do not wait for them.
     pub fn release_below(&self, durable_below: u64) -> Result<(), WalError> {
-        let mut st = self.state.lock().map_err(|_| WalError::Poisoned)?;
-        if durable_below <= st.durable_below {
+        let _release = self.release_lock.lock().map_err(|_| WalError::Poisoned)?;
+        if durable_below
+            <= self
+                .state
+                .lock()
+                .map_err(|_| WalError::Poisoned)?
+                .durable_below
+        {
             return Ok(());
         }
+        // Durable before any segment goes: a crash in between replays nothing twice.
         Checkpoint {
             epoch: self.epoch.clone(),
             durable_below,
         }
         .store(&self.dir)?;
-        st.durable_below = durable_below;
-        let last_index = st.segments.len().saturating_sub(1);
-        let mut keep = Vec::with_capacity(st.segments.len());
-        let mut dropped_current = false;
-        let segments = std::mem::take(&mut st.segments);
-        for (i, seg) in segments.into_iter().enumerate() {
-            let covered = seg.last_seq.is_none_or(|l| l < durable_below);
-            // An empty current segment is kept: it is where the next record goes.
-            let is_current = i == last_index && st.current.is_some();
-            if covered && !(is_current && seg.last_seq.is_none()) {
-                match std::fs::remove_file(&seg.path) {
-                    Ok(()) => {
-                        self.bytes_on_disk.fetch_sub(seg.bytes, Ordering::Relaxed);
-                        dropped_current |= is_current;
-                        continue;
-                    }
-                    Err(e) => {
-                        // Harmless: replay skips it by the checkpoint; retried on the next release.
-                        tracing::warn!(segment = %seg.path.display(), error = %e, "wal: cannot delete a released segment");
-                    }
+        let doomed = {
+            let mut st = self.state.lock().map_err(|_| WalError::Poisoned)?;
+            st.durable_below = durable_below;
+            let last_index = st.segments.len().saturating_sub(1);
+            let has_current = st.current.is_some();
+            let mut keep = Vec::with_capacity(st.segments.len());
+            let mut doomed = Vec::new();
+            let mut dropped_current = false;
+            for (i, seg) in std::mem::take(&mut st.segments).into_iter().enumerate() {
+                let covered = seg.last_seq.is_none_or(|l| l < durable_below);
+                // An empty current segment is kept: it is where the next record goes.
+                let is_current = i == last_index && has_current;
+                if covered && !(is_current && seg.last_seq.is_none()) {
+                    dropped_current |= is_current;
+                    doomed.push(seg);
+                } else {
+                    keep.push(seg);
                 }
             }
-            keep.push(seg);
+            st.segments = keep;
+            if dropped_current {
+                // The next append starts a segment named for its own (higher) sequence number.
+                st.current = None;
+            }
+            doomed
+        };
+        let mut undeleted = Vec::new();
+        for seg in doomed {
+            match std::fs::remove_file(&seg.path) {
+                Ok(()) => {
+                    self.bytes_on_disk.fetch_sub(seg.bytes, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    // Harmless: replay skips it by the checkpoint; retried on the next release.
+                    tracing::warn!(segment = %seg.path.display(), error = %e, "wal: cannot delete a released segment");
+                    undeleted.push(seg);
+                }
+            }
         }
-        st.segments = keep;
-        if dropped_current {
-            st.current = None;
+        if !undeleted.is_empty() {
+            // Back at the front of the list (they are the oldest), for the next release.
+            let mut st = self.state.lock().map_err(|_| WalError::Poisoned)?;
+            undeleted.append(&mut st.segments);
+            st.segments = undeleted;
         }
         Ok(())
     }
@@ -470,6 +518,12 @@ fn write_frame(file: &mut File, header: &[u8], payload: &[u8]) -> std::io::Resul
     #[cfg(feature = "failpoints")]
     fail::fail_point!("wal::write", |_| Err(injected("wal::write")));
     file.write_all(payload)
+}
+
+fn sync_wal_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(feature = "failpoints")]
+    fail::fail_point!("wal::dir_fsync", |_| Err(injected("wal::dir_fsync")));
+    fsync_dir(dir)
 }
 
 fn sync_segment(file: &File) -> std::io::Result<()> {
