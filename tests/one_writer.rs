@@ -4,69 +4,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
 use schemas::layout;
+use testkit::collector::RunningCollector;
 
-/// A `tripline collect` child on free loopback ports; killed on drop.
-struct Collector {
-    child: Child,
-    http: String,
-}
-
-impl Collector {
-    fn start(data_dir: &Path) -> Collector {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tripline"))
-            .env("TRIPLINE_LOG", "warn")
-            .args(["collect", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start tripline collect");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let http = loop {
-            let line = lines
-                .next()
-                .expect("collector exited before listening")
-                .expect("read stderr");
-            if let Some(rest) = line.strip_prefix("tripline collect: listening http=") {
-                break rest
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-            }
-        };
-        // Keep draining stderr so the child never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Collector { child, http }
-    }
-
-    /// SIGTERM and wait: the graceful path that commits everything.
-    fn stop(mut self) -> std::process::ExitStatus {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "collector did not stop");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Collector {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `tripline collect` on free loopback ports; killed on drop.
+fn start_collector(data_dir: &Path) -> RunningCollector {
+    RunningCollector::start(env!("CARGO_BIN_EXE_tripline"), data_dir, &[])
 }
 
 /// Every file below `dir` with its length, to show a refused writer changed nothing.
@@ -112,7 +59,7 @@ fn sample(name: &str) -> PathBuf {
 #[test]
 fn a_second_writer_is_refused_and_ingest_goes_through_the_owner() {
     let store = tempfile::tempdir().unwrap();
-    let collector = Collector::start(store.path());
+    let collector = start_collector(store.path());
     let before = listing(store.path());
 
     // A second collector: exit 2, names the holder's pid and address, touches nothing.
@@ -123,10 +70,10 @@ fn a_second_writer_is_refused_and_ingest_goes_through_the_owner() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains(&format!("pid {}", collector.child.id())),
+        stderr.contains(&format!("pid {}", collector.pid())),
         "{stderr}"
     );
-    assert!(stderr.contains(&collector.http), "{stderr}");
+    assert!(stderr.contains(&collector.http.to_string()), "{stderr}");
     assert_eq!(
         listing(store.path()),
         before,

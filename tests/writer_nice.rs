@@ -3,30 +3,14 @@
 
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Start `tripline collect` with `extra` arguments and wait until it listens.
-fn collect(data_dir: &std::path::Path, extra: &[&str]) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tripline"))
-        .env("TRIPLINE_LOG", "warn")
-        .args(["collect", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"])
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(extra)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start tripline collect");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    loop {
-        let line = lines.next().expect("collector exited early").expect("read");
-        if line.starts_with("tripline collect: listening") {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    child
+use testkit::collector::RunningCollector;
+
+/// `tripline collect` with `extra` arguments, listening.
+fn collect(data_dir: &std::path::Path, extra: &[&str]) -> RunningCollector {
+    RunningCollector::start(env!("CARGO_BIN_EXE_tripline"), data_dir, extra)
 }
 
 /// The nice value of every thread of `pid`, by thread name.
@@ -81,17 +65,15 @@ fn own_nice() -> i32 {
 fn writer_nice_applies_to_the_writer_thread_only() {
     let base = own_nice();
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = collect(&dir.path().join("nice"), &["--writer-nice", "17"]);
-    let (writer, others) = writer_and_others(child.id());
-    let _ = child.kill();
-    let _ = child.wait();
+    let collector = collect(&dir.path().join("nice"), &["--writer-nice", "17"]);
+    let (writer, others) = writer_and_others(collector.pid());
+    drop(collector);
     assert_eq!(writer, 17.max(base));
     assert_eq!(others, base, "request threads keep the process's priority");
 
-    let mut child = collect(&dir.path().join("plain"), &[]);
-    let (writer, _) = writer_and_others(child.id());
-    let _ = child.kill();
-    let _ = child.wait();
+    let collector = collect(&dir.path().join("plain"), &[]);
+    let (writer, _) = writer_and_others(collector.pid());
+    drop(collector);
     assert_eq!(
         writer, base,
         "without the flag the writer keeps the process's priority"

@@ -6,40 +6,18 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use common::*;
+use testkit::collector::RunningCollector;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tripline-collector");
-
-/// Start `tripline-collector collect` on loopback port 0; returns it and its HTTP address.
-fn collect(data_dir: &std::path::Path) -> (Child, SocketAddr) {
-    let mut child = Command::new(BIN)
-        .env("TRIPLINE_LOG", "warn")
-        .args(["collect", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"])
-        .arg("--data-dir")
-        .arg(data_dir)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start tripline-collector collect");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let http = loop {
-        let line = lines.next().expect("collector exited early").expect("read");
-        if let Some(rest) = line.strip_prefix("tripline collect: listening http=") {
-            let addr = rest.split_whitespace().next().expect("address");
-            break addr.parse().expect("socket address");
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    (child, http)
-}
 
 #[test]
 fn collect_acknowledges_and_stores_every_span() {
     let store = tempfile::tempdir().unwrap();
-    let (mut child, http) = collect(store.path());
+    let collector = RunningCollector::start(BIN, store.path(), &[]);
+    let http = collector.http;
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         for i in 0..3 {
@@ -47,8 +25,7 @@ fn collect_acknowledges_and_stores_every_span() {
         }
     });
     // SIGTERM: a clean stop flushes the WAL into Parquet files.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let status = child.wait().unwrap();
+    let status = collector.stop();
     assert!(status.success(), "clean stop: {status}");
 
     let mut ids = stored_span_ids(store.path());
