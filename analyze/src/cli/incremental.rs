@@ -18,6 +18,7 @@ use crate::load::ScanFilter;
 use crate::policy::Policy;
 use crate::render::{self, Format};
 use crate::rules::Rule;
+use collector::store::remote::RemoteLocation;
 
 /// The value of `--since` that means "since the last run recorded in the state file".
 pub const SINCE_LAST: &str = "last";
@@ -46,14 +47,23 @@ pub(super) fn run(
         settle: args.settle.unwrap_or(DEFAULT_SETTLE),
         settle_always: args.settle.is_some(),
         lookback: args.lookback,
+        window: crate::window::WindowOptions {
+            window_spans: args.window_spans,
+            memory_limit: args.memory_limit,
+        },
     };
     let (state_file, state) = if since_last {
-        if !data_dir.is_dir() {
-            return Err(LoadError::MissingDataDir(data_dir.to_path_buf()).into());
-        }
-        let canonical = data_dir
-            .canonicalize()
-            .with_context(|| format!("cannot resolve the data dir {}", data_dir.display()))?;
+        // A store on object storage is named by its URL; a local one by its canonical path.
+        let canonical = if RemoteLocation::of(data_dir).is_some() {
+            data_dir.to_path_buf()
+        } else {
+            if !data_dir.is_dir() {
+                return Err(LoadError::MissingDataDir(data_dir.to_path_buf()).into());
+            }
+            data_dir
+                .canonicalize()
+                .with_context(|| format!("cannot resolve the data dir {}", data_dir.display()))?
+        };
         let path = match &args.state {
             Some(p) => p.clone(),
             None => default_state_path(&canonical)?,
@@ -121,7 +131,7 @@ impl Ctx<'_> {
             self.filter,
             self.policy,
             self.rules,
-            self.options,
+            &self.options,
             SystemTime::now(),
         )
         .await

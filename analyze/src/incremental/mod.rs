@@ -17,7 +17,9 @@
 //!    lower edge must not be judged on half its spans; and of those only the ones whose
 //!    [`finding_key`] is not in the state.
 //!
-//! The WAL tail is context, never new data: its spans are judged once committed.
+//! The WAL tail is context, never new data: its spans are judged once committed. A store on
+//! object storage (`s3://bucket/prefix`) is listed with a LIST, its new objects read with ranged
+//! GETs, and its fresh objects always settle (their writers' locks are on other machines).
 
 mod new_parts;
 mod state;
@@ -32,12 +34,15 @@ use std::time::{Duration, SystemTime};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use crate::check::check_store;
+use crate::check::{check_store, check_store_bounded};
 use crate::error::LoadError;
 use crate::load::ScanFilter;
 use crate::policy::Policy;
 use crate::rules::{Report, Rule};
+use crate::store::object_listing::RemoteSource;
 use crate::store::{Scanned, Snapshot, Unreadable};
+use crate::window::{WindowError, WindowOptions};
+use collector::store::remote::RemoteLocation;
 
 /// Default of `--lookback`: how far before the new spans the scan starts.
 pub const DEFAULT_LOOKBACK: Duration = Duration::from_secs(3600);
@@ -47,7 +52,7 @@ pub const DEFAULT_LOOKBACK: Duration = Duration::from_secs(3600);
 pub const DEFAULT_SETTLE: Duration = Duration::from_secs(90);
 
 /// How an increment picks and widens its data.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Check a part file only once it was committed this long ago.
     pub settle: Duration,
@@ -56,6 +61,9 @@ pub struct Options {
     pub settle_always: bool,
     /// How far before the new spans' earliest start the rules' scan begins.
     pub lookback: Duration,
+    /// How a first run, which checks the whole store, cuts it into windows (bounded memory, as
+    /// `check`).
+    pub window: WindowOptions,
 }
 
 impl Default for Options {
@@ -64,6 +72,7 @@ impl Default for Options {
             settle: DEFAULT_SETTLE,
             settle_always: false,
             lookback: DEFAULT_LOOKBACK,
+            window: WindowOptions::default(),
         }
     }
 }
@@ -118,13 +127,26 @@ pub enum IncrementError {
     Load(#[from] LoadError),
     #[error(transparent)]
     NewPart(#[from] NewPartError),
+    /// A first run's windowed check failed (other than loading: that is [`Self::Load`]).
+    #[error(transparent)]
+    Window(WindowError),
+}
+
+impl From<WindowError> for IncrementError {
+    fn from(e: WindowError) -> Self {
+        match e {
+            WindowError::Load(e) => IncrementError::Load(e),
+            e => IncrementError::Window(e),
+        }
+    }
 }
 
 fn rfc3339_ns(ns: i64) -> String {
     DateTime::<Utc>::from_timestamp_nanos(ns).to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
-/// A part file's path relative to the data dir, as the state records it.
+/// A part file's path relative to the data dir, as the state records it (an object's whole key
+/// on object storage).
 fn relative(data_dir: &Path, path: &Path) -> String {
     path.strip_prefix(data_dir)
         .unwrap_or(path)
@@ -141,23 +163,39 @@ pub async fn check_increment(
     filter: &ScanFilter,
     policy: &Policy,
     rules: &[&dyn Rule],
-    options: Options,
+    options: &Options,
     now: SystemTime,
 ) -> Result<Increment, IncrementError> {
     let first_run = state.is_first_run();
-    // An idle poll costs one directory listing: the snapshot (footers, WAL tail) is taken only
-    // when a part file is not in the state.
-    if !data_dir.is_dir() {
-        return Err(LoadError::MissingDataDir(data_dir.to_path_buf()).into());
-    }
-    let listed: HashSet<String> = collector::store::verify::part_files(data_dir)
-        .map_err(|e| LoadError::List {
-            path: schemas::layout::spans_dir(data_dir),
-            source: e,
-        })?
-        .iter()
-        .map(|p| relative(data_dir, p))
-        .collect();
+    // An idle poll costs one listing (a directory walk, or a LIST on object storage): the
+    // snapshot (footers, WAL tail) is taken only when a part file is not in the state.
+    let remote = match RemoteLocation::of(data_dir) {
+        Some(location) => Some(RemoteSource::connect(
+            location.map_err(|e| LoadError::Remote(Box::new(e)))?,
+        )?),
+        None => None,
+    };
+    let listed: HashSet<String> = match &remote {
+        Some(source) => source
+            .part_objects()
+            .await?
+            .iter()
+            .map(|m| m.location.to_string())
+            .collect(),
+        None => {
+            if !data_dir.is_dir() {
+                return Err(LoadError::MissingDataDir(data_dir.to_path_buf()).into());
+            }
+            collector::store::verify::part_files(data_dir)
+                .map_err(|e| LoadError::List {
+                    path: schemas::layout::spans_dir(data_dir),
+                    source: e,
+                })?
+                .iter()
+                .map(|p| relative(data_dir, p))
+                .collect()
+        }
+    };
     // Files removed from the store (retention) need no record any more.
     state.checked_files.retain(|f| listed.contains(f));
     if !first_run && listed.iter().all(|f| state.checked_files.contains(f)) {
@@ -176,8 +214,11 @@ pub async fn check_increment(
         // Nothing committed and never checked: the usual "scanned 0 spans" error, with its cause.
         snapshot.require_data()?;
     }
-    let settling =
-        options.settle_always || collector::store::lock::is_held(data_dir).unwrap_or(true);
+    // On object storage the writers are other machines, whose locks are not visible: always
+    // let fresh objects settle.
+    let settling = options.settle_always
+        || remote.is_some()
+        || collector::store::lock::is_held(data_dir).unwrap_or(true);
     let mut new = Vec::new();
     let mut waiting = 0;
     for f in &snapshot.files {
@@ -185,9 +226,11 @@ pub async fn check_increment(
         if state.checked_files.contains(&rel) {
             continue;
         }
-        let age = std::fs::metadata(&f.path)
-            .and_then(|m| m.modified())
-            .ok()
+        let committed = match f.stored_at {
+            Some(t) => Some(t),
+            None => std::fs::metadata(&f.path).and_then(|m| m.modified()).ok(),
+        };
+        let age = committed
             .and_then(|t| now.duration_since(t).ok())
             .unwrap_or(Duration::ZERO);
         if settling && age < options.settle {
@@ -209,7 +252,10 @@ pub async fn check_increment(
             unreadable: snapshot.all_unreadable(),
         });
     }
-    let fresh = NewData::read(new.iter().map(|(_, p)| *p))?;
+    let fresh = match &snapshot.remote {
+        Some(source) => NewData::read_remote(source, new.iter().map(|(_, p)| *p)).await?,
+        None => NewData::read(new.iter().map(|(_, p)| *p))?,
+    };
     summary.new_files = new.len();
     summary.new_spans = fresh.rows;
     let mut window = filter.clone();
@@ -221,12 +267,21 @@ pub async fn check_increment(
             summary.window_since = Some(rfc3339_ns(lo));
         }
     }
-    let (model, mut report, scanned) = check_store(data_dir, &window, policy, rules).await?;
+    // A first run checks the whole store and reports everything: window by window, in bounded
+    // memory, as `check` does. A later run reads the new data and its look-back in one model,
+    // whose conversations say which findings touch the new spans.
+    let (mut report, scanned, model) = if first_run {
+        let (report, scanned, _) =
+            check_store_bounded(data_dir, &window, policy, rules, &options.window).await?;
+        (report, scanned, None)
+    } else {
+        let (model, report, scanned) = check_store(data_dir, &window, policy, rules).await?;
+        (report, scanned, Some(model))
+    };
     // Conversations the new spans belong to (inherited ids included, as the model resolves them).
     let conversations: HashSet<&str> = model
-        .spans
         .iter()
-        .zip(&model.conversation)
+        .flat_map(|m| m.spans.iter().zip(&m.conversation))
         .filter(|(s, _)| fresh.traces.contains(&s.trace_id))
         .filter_map(|(_, c)| c.as_deref())
         .collect();

@@ -38,11 +38,11 @@ impl RemoteSource {
         Ok(RemoteSource { location, store })
     }
 
-    /// The readable part files (footer checked) and the unreadable ones, named by URL.
-    pub async fn part_files(&self) -> Result<(Vec<PartInfo>, Vec<Unreadable>), LoadError> {
+    /// The part file objects under `<prefix>/spans/`, by listing only (no footer read): what an
+    /// idle `check --since last` poll costs.
+    pub async fn part_objects(&self) -> Result<Vec<ObjectMeta>, LoadError> {
         let spans = self.location.spans_path();
-        let objects: Vec<ObjectMeta> = self
-            .store
+        self.store
             .list(Some(&spans))
             .try_filter(|m| {
                 let keep = m.location.filename().is_some_and(layout::is_part_file);
@@ -56,7 +56,12 @@ impl RemoteSource {
                     path: self.location.object_url(&spans),
                     source,
                 }))
-            })?;
+            })
+    }
+
+    /// The readable part files (footer checked) and the unreadable ones, named by URL.
+    pub async fn part_files(&self) -> Result<(Vec<PartInfo>, Vec<Unreadable>), LoadError> {
+        let objects = self.part_objects().await?;
         let footers: Vec<(ObjectMeta, Result<PartInfo, String>)> = futures::stream::iter(objects)
             .map(|meta| async move {
                 let info = self.footer(&meta).await;
@@ -110,6 +115,7 @@ impl RemoteSource {
             partition: partition_of_path(&path),
             rows: u64::try_from(fm.num_rows()).unwrap_or(0),
             wal: WalRange::of_footer(fm),
+            stored_at: Some(meta.last_modified.into()),
             path,
         })
     }
