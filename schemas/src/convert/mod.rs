@@ -28,7 +28,7 @@ use crate::dialects::{DialectEngine, KeyCache, KeyFacts, SpanView};
 use crate::schema::span_schema;
 pub(crate) use attrs::dedup_attributes;
 pub use attrs::{value_type, REDACTED};
-use builder::{Capacity, Origin, RowParts, SpanBatchBuilder};
+use builder::{AttrMapBuilder, Capacity, Origin, RowParts, SpanBatchBuilder};
 
 /// Where and when a request was received.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,15 +197,17 @@ fn convert_unbounded(
 
     for rs in &req.resource_spans {
         let resource_attrs = rs.resource.as_ref().map_or(&empty, |r| &r.attributes);
-        let resource_unique = dedup_attributes(resource_attrs);
+        let resource_template = AttrMapBuilder::template(&dedup_attributes(resource_attrs));
         for ss in &rs.scope_spans {
             let scope = ss.scope.as_ref();
-            let scope_unique = dedup_attributes(scope.map_or(&empty, |s| &s.attributes));
+            let scope_template = AttrMapBuilder::template(&dedup_attributes(
+                scope.map_or(&empty, |s| &s.attributes),
+            ));
             let origin = Origin {
                 service_name: string_attr(resource_attrs, SERVICE_NAME),
                 service_version: string_attr(resource_attrs, SERVICE_VERSION),
                 service_instance_id: string_attr(resource_attrs, SERVICE_INSTANCE_ID),
-                resource_attributes: &resource_unique,
+                resource_attributes: &resource_template,
                 resource_dropped: rs
                     .resource
                     .as_ref()
@@ -213,7 +215,7 @@ fn convert_unbounded(
                 resource_schema_url: &rs.schema_url,
                 scope_name: scope.map_or("", |s| s.name.as_str()),
                 scope_version: scope.map_or("", |s| s.version.as_str()),
-                scope_attributes: &scope_unique,
+                scope_attributes: &scope_template,
                 scope_dropped: scope.map_or(0, |s| s.dropped_attributes_count),
                 scope_schema_url: &ss.schema_url,
             };
