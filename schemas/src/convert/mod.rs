@@ -194,6 +194,11 @@ fn convert_unbounded(
     let mut unlisted = 0usize;
     let empty: Vec<KeyValue> = Vec::new();
     let mut keys = KeyCache::new();
+    // Per-span scratch, cleared for every span instead of allocated and freed per span.
+    let mut facts: Vec<KeyFacts> = Vec::new();
+    let mut present: Vec<(&str, &AnyValue)> = Vec::new();
+    let mut present_facts: Vec<KeyFacts> = Vec::new();
+    let mut dialects: Vec<&'static str> = Vec::new();
 
     for rs in &req.resource_spans {
         let resource_attrs = rs.resource.as_ref().map_or(&empty, |r| &r.attributes);
@@ -238,9 +243,10 @@ fn convert_unbounded(
                     continue;
                 }
                 let attrs = dedup_attributes(&span.attributes);
-                let facts: Vec<KeyFacts> = attrs.iter().map(|(k, _)| keys.get(engine, k)).collect();
-                let mut present: Vec<(&str, &AnyValue)> = Vec::with_capacity(attrs.len());
-                let mut present_facts: Vec<KeyFacts> = Vec::with_capacity(attrs.len());
+                facts.clear();
+                facts.extend(attrs.iter().map(|(k, _)| keys.get(engine, k)));
+                present.clear();
+                present_facts.clear();
                 for (&(k, v), f) in attrs.iter().zip(&facts) {
                     if let Some(v) = v {
                         present.push((k, v));
@@ -259,7 +265,8 @@ fn convert_unbounded(
                     ..Derived::default()
                 };
                 let split = content::split(&attrs, &facts, outcome.matched, engine, &mut derived);
-                let dialects: Vec<&'static str> = outcome.dialect_ids().collect();
+                dialects.clear();
+                dialects.extend(outcome.dialect_ids());
                 let parts = RowParts {
                     split,
                     lifted: &outcome.lifted,
