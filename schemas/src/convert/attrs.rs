@@ -7,9 +7,10 @@
 
 use std::sync::Arc;
 
+use arrow::array::BooleanBufferBuilder;
 use arrow::array::{
-    ArrayBuilder, ArrayRef, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder, MapArray,
-    StringBuilder, StructArray,
+    ArrayRef, BinaryBuilder, BooleanArray, Float64Array, Int64Array, MapArray, StringArray,
+    StructArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow::datatypes::{DataType, Fields};
@@ -59,17 +60,67 @@ pub fn dedup_attributes(attrs: &[KeyValue]) -> Vec<(&str, Option<&AnyValue>)> {
     out
 }
 
+/// The type of an entry's value: an index into [`TYPE_NAMES`] (one byte per entry instead of
+/// a string appended per entry; the `type` column is written from these at [`AttrMapBuilder::finish`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Ty {
+    String,
+    Bool,
+    Int,
+    Double,
+    Bytes,
+    Array,
+    Kvlist,
+    Empty,
+}
+
+/// The `type` names, indexed by [`Ty`].
+const TYPE_NAMES: [&str; 8] = [
+    value_type::STRING,
+    value_type::BOOL,
+    value_type::INT,
+    value_type::DOUBLE,
+    value_type::BYTES,
+    value_type::ARRAY,
+    value_type::KVLIST,
+    value_type::EMPTY,
+];
+
+/// `len` as an Arrow `i32` offset; over 2 GiB is a panic, as in Arrow's own builders (the
+/// converter turns it into a refused request, never a crash).
+fn offset(len: usize) -> i32 {
+    i32::try_from(len).expect("byte array offset overflow")
+}
+
 /// Builds one attribute-map column.
+///
+/// Why not Arrow's builders per field: an entry has six value fields of which one is set, and a
+/// builder call per field per entry (four `append_null`s for every string attribute) was most of
+/// the converter's cost. Here an entry appends its key, a type byte and its one value; the
+/// `str` field keeps an offset per entry and the rarely set `int`/`double`/`bool`/`bytes` fields
+/// keep only the entries that have them; validity and the other slots are filled in once, at
+/// [`finish`](Self::finish). A map that repeats on every row (resource, scope) is built once as
+/// a template and copied per row in bulk ([`row_from_template`](Self::row_from_template)).
+#[derive(Debug, Clone)]
 pub struct AttrMapBuilder {
     offsets: Vec<i32>,
     validity: Vec<bool>,
-    keys: StringBuilder,
-    types: StringBuilder,
-    strs: StringBuilder,
-    ints: Int64Builder,
-    doubles: Float64Builder,
-    bools: BooleanBuilder,
-    bytes: BinaryBuilder,
+    key_data: Vec<u8>,
+    /// One offset per entry, plus the leading 0.
+    key_offsets: Vec<i32>,
+    types: Vec<Ty>,
+    str_data: Vec<u8>,
+    /// One offset per entry (an entry without a string repeats the previous offset), plus the
+    /// leading 0.
+    str_offsets: Vec<i32>,
+    /// (entry, value) of the entries of type `int`.
+    ints: Vec<(usize, i64)>,
+    doubles: Vec<(usize, f64)>,
+    bools: Vec<(usize, bool)>,
+    /// (entry, start, end) in `bytes_data`.
+    bytes: Vec<(usize, usize, usize)>,
+    bytes_data: Vec<u8>,
     scratch: String,
 }
 
@@ -88,85 +139,125 @@ impl AttrMapBuilder {
     pub fn with_capacity(rows: usize, entries: usize) -> Self {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
+        let mut key_offsets = Vec::with_capacity(entries + 1);
+        key_offsets.push(0);
+        let mut str_offsets = Vec::with_capacity(entries + 1);
+        str_offsets.push(0);
         AttrMapBuilder {
             offsets,
             validity: Vec::with_capacity(rows),
-            // Keys and type names are short; string values are not known in advance.
-            keys: StringBuilder::with_capacity(entries, guessed_bytes(entries, 20)),
-            types: StringBuilder::with_capacity(entries, guessed_bytes(entries, 6)),
-            strs: StringBuilder::with_capacity(entries, guessed_bytes(entries, 16)),
-            ints: Int64Builder::with_capacity(entries),
-            doubles: Float64Builder::with_capacity(entries),
-            bools: BooleanBuilder::with_capacity(entries),
-            bytes: BinaryBuilder::with_capacity(entries, 0),
+            // Keys are short; string values are not known in advance.
+            key_data: Vec::with_capacity(guessed_bytes(entries, 20)),
+            key_offsets,
+            types: Vec::with_capacity(entries),
+            str_data: Vec::with_capacity(guessed_bytes(entries, 16)),
+            str_offsets,
+            ints: Vec::new(),
+            doubles: Vec::new(),
+            bools: Vec::new(),
+            bytes: Vec::new(),
+            bytes_data: Vec::new(),
             scratch: String::new(),
         }
     }
 
+    /// A one-row template of `attrs` (unique keys, [`dedup_attributes`]) for
+    /// [`row_from_template`](Self::row_from_template).
+    pub fn template(attrs: &[(&str, Option<&AnyValue>)]) -> Self {
+        let mut t = Self::with_capacity(1, attrs.len());
+        for &(k, v) in attrs {
+            t.entry(k, v);
+        }
+        t
+    }
+
+    /// Entries appended so far.
+    fn entries(&self) -> usize {
+        self.types.len()
+    }
+
+    fn push_key(&mut self, key: &str) {
+        self.key_data.extend_from_slice(key.as_bytes());
+        self.key_offsets.push(offset(self.key_data.len()));
+    }
+
+    fn push_str(&mut self, text: &str) {
+        self.str_data.extend_from_slice(text.as_bytes());
+        self.str_offsets.push(offset(self.str_data.len()));
+    }
+
+    fn push_no_str(&mut self) {
+        self.str_offsets.push(offset(self.str_data.len()));
+    }
+
     /// Appends one entry to the current row.
     pub fn entry(&mut self, key: &str, v: Option<&AnyValue>) {
-        self.keys.append_value(key);
-        let (ty, s, i, d, b, by): (&str, Option<&str>, _, _, _, Option<&[u8]>) = match v
-            .and_then(|v| v.value.as_ref())
-        {
-            Some(Value::StringValue(s)) => (value_type::STRING, Some(s), None, None, None, None),
-            Some(Value::BoolValue(b)) => (value_type::BOOL, None, None, None, Some(*b), None),
-            Some(Value::IntValue(i)) => (value_type::INT, None, Some(*i), None, None, None),
-            Some(Value::DoubleValue(d)) => (value_type::DOUBLE, None, None, Some(*d), None, None),
-            Some(Value::BytesValue(b)) => (value_type::BYTES, None, None, None, None, Some(b)),
+        self.push_key(key);
+        let index = self.entries();
+        let ty = match v.and_then(|v| v.value.as_ref()) {
+            Some(Value::StringValue(s)) => {
+                self.push_str(s);
+                self.types.push(Ty::String);
+                return;
+            }
+            Some(Value::BoolValue(b)) => {
+                self.bools.push((index, *b));
+                Ty::Bool
+            }
+            Some(Value::IntValue(i)) => {
+                self.ints.push((index, *i));
+                Ty::Int
+            }
+            Some(Value::DoubleValue(d)) => {
+                self.doubles.push((index, *d));
+                Ty::Double
+            }
+            Some(Value::BytesValue(b)) => {
+                let start = self.bytes_data.len();
+                self.bytes_data.extend_from_slice(b);
+                self.bytes.push((index, start, self.bytes_data.len()));
+                Ty::Bytes
+            }
             Some(arr @ (Value::ArrayValue(_) | Value::KvlistValue(_))) => {
-                self.scratch.clear();
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
                 // Encoded from the borrowed value: cloning it first copied the whole tree.
                 if let Some(any) = v {
-                    encode_any_value_json(any, &mut self.scratch);
+                    encode_any_value_json(any, &mut scratch);
                 }
-                let ty = if matches!(arr, Value::ArrayValue(_)) {
-                    value_type::ARRAY
+                self.push_str(&scratch);
+                self.scratch = scratch;
+                self.types.push(if matches!(arr, Value::ArrayValue(_)) {
+                    Ty::Array
                 } else {
-                    value_type::KVLIST
-                };
-                self.types.append_value(ty);
-                self.strs.append_value(&self.scratch);
-                self.ints.append_null();
-                self.doubles.append_null();
-                self.bools.append_null();
-                self.bytes.append_null();
+                    Ty::Kvlist
+                });
                 return;
             }
             // Absent value, or the profiling-only string-table index (which OTLP says to treat
             // as absent outside profiles).
-            Some(Value::StringValueStrindex(_)) | None => {
-                (value_type::EMPTY, None, None, None, None, None)
-            }
+            Some(Value::StringValueStrindex(_)) | None => Ty::Empty,
         };
-        self.types.append_value(ty);
-        self.strs.append_option(s);
-        self.ints.append_option(i);
-        self.doubles.append_option(d);
-        self.bools.append_option(b);
-        self.bytes.append_option(by);
+        self.push_no_str();
+        self.types.push(ty);
     }
 
     /// Appends a string entry.
     pub fn entry_str(&mut self, key: &str, text: &str) {
-        self.keys.append_value(key);
-        self.types.append_value(value_type::STRING);
-        self.strs.append_value(text);
-        self.ints.append_null();
-        self.doubles.append_null();
-        self.bools.append_null();
-        self.bytes.append_null();
+        self.push_key(key);
+        self.push_str(text);
+        self.types.push(Ty::String);
     }
 
     /// Ends the current row (a valid, possibly empty map).
     pub fn end_row(&mut self) {
-        self.offsets.push(self.keys.len() as i32);
+        self.offsets.push(offset(self.entries()));
         self.validity.push(true);
     }
 
     /// Appends a null map.
     pub fn null_row(&mut self) {
-        self.offsets.push(self.keys.len() as i32);
+        self.offsets.push(offset(self.entries()));
         self.validity.push(false);
     }
 
@@ -182,6 +273,126 @@ impl AttrMapBuilder {
             self.entry(k, v);
         }
         self.end_row();
+    }
+
+    /// Appends a whole row holding the entries of `t` (a [`template`](Self::template)): the
+    /// same entries [`row_from_unique`](Self::row_from_unique) would append, copied in bulk.
+    pub fn row_from_template(&mut self, t: &AttrMapBuilder) {
+        let entry_base = self.entries();
+        let key_base = self.key_data.len();
+        self.key_data.extend_from_slice(&t.key_data);
+        self.key_offsets.extend(
+            t.key_offsets[1..]
+                .iter()
+                .map(|&o| offset(key_base + o as usize)),
+        );
+        let str_base = self.str_data.len();
+        self.str_data.extend_from_slice(&t.str_data);
+        self.str_offsets.extend(
+            t.str_offsets[1..]
+                .iter()
+                .map(|&o| offset(str_base + o as usize)),
+        );
+        self.types.extend_from_slice(&t.types);
+        self.ints
+            .extend(t.ints.iter().map(|&(i, v)| (entry_base + i, v)));
+        self.doubles
+            .extend(t.doubles.iter().map(|&(i, v)| (entry_base + i, v)));
+        self.bools
+            .extend(t.bools.iter().map(|&(i, v)| (entry_base + i, v)));
+        let bytes_base = self.bytes_data.len();
+        self.bytes_data.extend_from_slice(&t.bytes_data);
+        self.bytes.extend(
+            t.bytes
+                .iter()
+                .map(|&(i, s, e)| (entry_base + i, bytes_base + s, bytes_base + e)),
+        );
+        self.end_row();
+    }
+
+    /// The `type`, `str`, `int`, `double`, `bool` and `bytes` fields of the entries, in that
+    /// order; resets them.
+    fn finish_values(&mut self) -> Result<Vec<ArrayRef>, SchemaError> {
+        let n = self.entries();
+        let types = std::mem::take(&mut self.types);
+
+        let mut type_data = Vec::with_capacity(n * 6);
+        let mut type_offsets = Vec::with_capacity(n + 1);
+        type_offsets.push(0i32);
+        for t in &types {
+            type_data.extend_from_slice(TYPE_NAMES[*t as usize].as_bytes());
+            type_offsets.push(offset(type_data.len()));
+        }
+        let type_array = StringArray::try_new(
+            OffsetBuffer::new(type_offsets.into()),
+            type_data.into(),
+            None,
+        )?;
+
+        let has_str = |t: &Ty| matches!(t, Ty::String | Ty::Array | Ty::Kvlist);
+        let str_nulls = if types.iter().all(has_str) {
+            None
+        } else {
+            Some(NullBuffer::from_iter(types.iter().map(has_str)))
+        };
+        let str_offsets = std::mem::replace(&mut self.str_offsets, vec![0]);
+        let str_array = StringArray::try_new(
+            OffsetBuffer::new(str_offsets.into()),
+            std::mem::take(&mut self.str_data).into(),
+            str_nulls,
+        )?;
+
+        let ints = std::mem::take(&mut self.ints);
+        let mut int_values = vec![0i64; n];
+        for &(i, v) in &ints {
+            int_values[i] = v;
+        }
+        let int_array = Int64Array::try_new(
+            int_values.into(),
+            sparse_nulls(n, ints.iter().map(|(i, _)| *i)),
+        )?;
+
+        let doubles = std::mem::take(&mut self.doubles);
+        let mut double_values = vec![0f64; n];
+        for &(i, v) in &doubles {
+            double_values[i] = v;
+        }
+        let double_array = Float64Array::try_new(
+            double_values.into(),
+            sparse_nulls(n, doubles.iter().map(|(i, _)| *i)),
+        )?;
+
+        let bools = std::mem::take(&mut self.bools);
+        let mut bool_values = BooleanBufferBuilder::new(n);
+        bool_values.append_n(n, false);
+        for &(i, v) in &bools {
+            bool_values.set_bit(i, v);
+        }
+        let bool_array = BooleanArray::new(
+            bool_values.finish(),
+            sparse_nulls(n, bools.iter().map(|(i, _)| *i)),
+        );
+
+        let bytes = std::mem::take(&mut self.bytes);
+        let bytes_data = std::mem::take(&mut self.bytes_data);
+        let mut bytes_builder = BinaryBuilder::with_capacity(n, bytes_data.len());
+        let mut next = 0;
+        for &(i, s, e) in &bytes {
+            bytes_builder.append_nulls(i - next);
+            bytes_builder.append_value(&bytes_data[s..e]);
+            next = i + 1;
+        }
+        bytes_builder.append_nulls(n - next);
+
+        self.key_offsets.truncate(1);
+        Ok(vec![
+            Arc::new(type_array) as ArrayRef,
+            Arc::new(str_array),
+            Arc::new(int_array),
+            Arc::new(double_array),
+            Arc::new(bool_array),
+            Arc::new(bytes_builder.finish()),
+        ])
     }
 
     /// Builds the `MapArray` and resets the builder.
@@ -211,21 +422,15 @@ impl AttrMapBuilder {
             }
         };
         debug_assert_eq!(value_fields[0].name(), value::TYPE);
-        let values = StructArray::try_new(
-            value_fields,
-            vec![
-                Arc::new(self.types.finish()) as ArrayRef,
-                Arc::new(self.strs.finish()),
-                Arc::new(self.ints.finish()),
-                Arc::new(self.doubles.finish()),
-                Arc::new(self.bools.finish()),
-                Arc::new(self.bytes.finish()),
-            ],
+        let keys = StringArray::try_new(
+            OffsetBuffer::new(std::mem::replace(&mut self.key_offsets, vec![0]).into()),
+            std::mem::take(&mut self.key_data).into(),
             None,
         )?;
+        let values = StructArray::try_new(value_fields, self.finish_values()?, None)?;
         let entries = StructArray::try_new(
             entry_fields,
-            vec![Arc::new(self.keys.finish()) as ArrayRef, Arc::new(values)],
+            vec![Arc::new(keys) as ArrayRef, Arc::new(values)],
             None,
         )?;
         let offsets = OffsetBuffer::new(std::mem::replace(&mut self.offsets, vec![0]).into());
@@ -242,5 +447,98 @@ impl AttrMapBuilder {
             nulls,
             sorted,
         )?))
+    }
+}
+
+/// The validity of a field set only at the entries `set` (ascending) of `n`: `None` when every
+/// entry has it, as Arrow's builders leave it.
+fn sparse_nulls(n: usize, set: impl ExactSizeIterator<Item = usize>) -> Option<NullBuffer> {
+    if set.len() == n {
+        return None;
+    }
+    let mut bits = BooleanBufferBuilder::new(n);
+    bits.append_n(n, false);
+    for i in set {
+        bits.set_bit(i, true);
+    }
+    Some(NullBuffer::new(bits.finish()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float64Type, Int64Type};
+    use opentelemetry_proto::tonic::common::v1::ArrayValue;
+
+    fn any(v: Value) -> AnyValue {
+        AnyValue { value: Some(v) }
+    }
+
+    /// Every value type lands in its field with the right validity, a template row equals the
+    /// same entries appended one by one, and null and empty rows keep their offsets.
+    #[test]
+    fn every_value_type_and_template_rows() {
+        let values = [
+            any(Value::StringValue("s".into())),
+            any(Value::BoolValue(true)),
+            any(Value::IntValue(-7)),
+            any(Value::DoubleValue(1.5)),
+            any(Value::BytesValue(vec![1, 2])),
+            any(Value::ArrayValue(ArrayValue {
+                values: vec![any(Value::IntValue(1))],
+            })),
+            AnyValue { value: None },
+        ];
+        let keys = [
+            "k_str", "k_bool", "k_int", "k_double", "k_bytes", "k_arr", "k_empty",
+        ];
+        let attrs: Vec<(&str, Option<&AnyValue>)> =
+            keys.iter().copied().zip(values.iter().map(Some)).collect();
+
+        let mut b = AttrMapBuilder::with_capacity(4, 0);
+        b.row_from_unique(&attrs);
+        b.null_row();
+        b.row_from_template(&AttrMapBuilder::template(&attrs));
+        b.end_row();
+        let map = b.finish().expect("finish");
+        let map = map.as_map();
+        assert_eq!(map.len(), 4);
+        assert_eq!(map.value_offsets(), &[0, 7, 7, 14, 14]);
+        assert!(map.is_valid(0) && map.is_null(1) && map.is_valid(2) && map.is_valid(3));
+
+        let entries = map.entries();
+        let key = entries.column(0).as_string::<i32>();
+        let v = entries.column(1).as_struct();
+        let ty = v.column(0).as_string::<i32>();
+        let s = v.column(1).as_string::<i32>();
+        let i = v.column(2).as_primitive::<Int64Type>();
+        let d = v.column(3).as_primitive::<Float64Type>();
+        let bo = v.column(4).as_boolean();
+        let by = v.column(5).as_binary::<i32>();
+        for row in [0, 7] {
+            let at = |n: usize| row + n;
+            for (n, k) in keys.iter().enumerate() {
+                assert_eq!(key.value(at(n)), *k);
+            }
+            let types: Vec<&str> = (0..7).map(|n| ty.value(at(n))).collect();
+            assert_eq!(
+                types,
+                ["string", "bool", "int", "double", "bytes", "array", "empty"]
+            );
+            let str_valid: Vec<bool> = (0..7).map(|n| s.is_valid(at(n))).collect();
+            assert_eq!(str_valid, [true, false, false, false, false, true, false]);
+            assert_eq!(s.value(at(0)), "s");
+            assert_eq!(
+                s.value(at(5)),
+                r#"{"arrayValue":{"values":[{"intValue":"1"}]}}"#
+            );
+            let only =
+                |valid: &dyn Fn(usize) -> bool, n: usize| (0..7).all(|m| valid(at(m)) == (m == n));
+            assert!(only(&|x| bo.is_valid(x), 1) && bo.value(at(1)));
+            assert!(only(&|x| i.is_valid(x), 2) && i.value(at(2)) == -7);
+            assert!(only(&|x| d.is_valid(x), 3) && d.value(at(3)) == 1.5);
+            assert!(only(&|x| by.is_valid(x), 4) && by.value(at(4)) == [1, 2]);
+        }
     }
 }

@@ -9,10 +9,10 @@ use arrow::array::{
     TimestampMicrosecondBuilder,
 };
 use arrow::record_batch::RecordBatch;
-use opentelemetry_proto::tonic::common::v1::AnyValue;
 use opentelemetry_proto::tonic::trace::v1::Span;
 
-use super::attrs::{AttrMapBuilder, REDACTED};
+pub(super) use super::attrs::AttrMapBuilder;
+use super::attrs::REDACTED;
 use super::content::Split;
 use super::nested::{EventsBuilder, LinksBuilder, StrListBuilder, ToolDefsBuilder};
 use crate::columns::{CONTENT_COLUMNS, N_CONTENT_COLUMNS};
@@ -27,14 +27,15 @@ pub struct Origin<'a> {
     pub service_name: Option<&'a str>,
     pub service_version: Option<&'a str>,
     pub service_instance_id: Option<&'a str>,
-    /// Unique keys ([`super::dedup_attributes`], computed once per resource, not per row).
-    pub resource_attributes: &'a [(&'a str, Option<&'a AnyValue>)],
+    /// The resource's attribute map, built once per resource ([`AttrMapBuilder::template`] of
+    /// its unique keys) and copied into every row.
+    pub resource_attributes: &'a AttrMapBuilder,
     pub resource_dropped: u32,
     pub resource_schema_url: &'a str,
     pub scope_name: &'a str,
     pub scope_version: &'a str,
-    /// Unique keys, computed once per scope.
-    pub scope_attributes: &'a [(&'a str, Option<&'a AnyValue>)],
+    /// The scope's attribute map, built once per scope.
+    pub scope_attributes: &'a AttrMapBuilder,
     pub scope_dropped: u32,
     pub scope_schema_url: &'a str,
 }
@@ -251,7 +252,7 @@ impl SpanBatchBuilder {
         self.service_instance_id
             .append_option(origin.service_instance_id);
         self.resource_attributes
-            .row_from_unique(origin.resource_attributes);
+            .row_from_template(origin.resource_attributes);
         self.resource_dropped
             .append_value(i64::from(origin.resource_dropped));
         self.resource_schema_url
@@ -260,7 +261,7 @@ impl SpanBatchBuilder {
         self.scope_version
             .append_option(non_empty(origin.scope_version));
         self.scope_attributes
-            .row_from_unique(origin.scope_attributes);
+            .row_from_template(origin.scope_attributes);
         self.scope_dropped
             .append_value(i64::from(origin.scope_dropped));
         self.scope_schema_url

@@ -55,6 +55,10 @@ pub fn split<'a>(
     let mut prefixed_args: Option<(usize, Map<String, Json>)> = None;
 
     for (&(key, value), f) in attrs.iter().zip(facts) {
+        if !engine.may_be_content(f) {
+            out.attributes.push((key, value));
+            continue;
+        }
         let Some(m) = engine.content_role(key, f, matched) else {
             out.attributes.push((key, value));
             continue;

@@ -28,7 +28,7 @@ use crate::dialects::{DialectEngine, KeyCache, KeyFacts, SpanView};
 use crate::schema::span_schema;
 pub(crate) use attrs::dedup_attributes;
 pub use attrs::{value_type, REDACTED};
-use builder::{Capacity, Origin, RowParts, SpanBatchBuilder};
+use builder::{AttrMapBuilder, Capacity, Origin, RowParts, SpanBatchBuilder};
 
 /// Where and when a request was received.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,18 +194,25 @@ fn convert_unbounded(
     let mut unlisted = 0usize;
     let empty: Vec<KeyValue> = Vec::new();
     let mut keys = KeyCache::new();
+    // Per-span scratch, cleared for every span instead of allocated and freed per span.
+    let mut facts: Vec<KeyFacts> = Vec::new();
+    let mut present: Vec<(&str, &AnyValue)> = Vec::new();
+    let mut present_facts: Vec<KeyFacts> = Vec::new();
+    let mut dialects: Vec<&'static str> = Vec::new();
 
     for rs in &req.resource_spans {
         let resource_attrs = rs.resource.as_ref().map_or(&empty, |r| &r.attributes);
-        let resource_unique = dedup_attributes(resource_attrs);
+        let resource_template = AttrMapBuilder::template(&dedup_attributes(resource_attrs));
         for ss in &rs.scope_spans {
             let scope = ss.scope.as_ref();
-            let scope_unique = dedup_attributes(scope.map_or(&empty, |s| &s.attributes));
+            let scope_template = AttrMapBuilder::template(&dedup_attributes(
+                scope.map_or(&empty, |s| &s.attributes),
+            ));
             let origin = Origin {
                 service_name: string_attr(resource_attrs, SERVICE_NAME),
                 service_version: string_attr(resource_attrs, SERVICE_VERSION),
                 service_instance_id: string_attr(resource_attrs, SERVICE_INSTANCE_ID),
-                resource_attributes: &resource_unique,
+                resource_attributes: &resource_template,
                 resource_dropped: rs
                     .resource
                     .as_ref()
@@ -213,7 +220,7 @@ fn convert_unbounded(
                 resource_schema_url: &rs.schema_url,
                 scope_name: scope.map_or("", |s| s.name.as_str()),
                 scope_version: scope.map_or("", |s| s.version.as_str()),
-                scope_attributes: &scope_unique,
+                scope_attributes: &scope_template,
                 scope_dropped: scope.map_or(0, |s| s.dropped_attributes_count),
                 scope_schema_url: &ss.schema_url,
             };
@@ -236,9 +243,10 @@ fn convert_unbounded(
                     continue;
                 }
                 let attrs = dedup_attributes(&span.attributes);
-                let facts: Vec<KeyFacts> = attrs.iter().map(|(k, _)| keys.get(engine, k)).collect();
-                let mut present: Vec<(&str, &AnyValue)> = Vec::with_capacity(attrs.len());
-                let mut present_facts: Vec<KeyFacts> = Vec::with_capacity(attrs.len());
+                facts.clear();
+                facts.extend(attrs.iter().map(|(k, _)| keys.get(engine, k)));
+                present.clear();
+                present_facts.clear();
                 for (&(k, v), f) in attrs.iter().zip(&facts) {
                     if let Some(v) = v {
                         present.push((k, v));
@@ -257,7 +265,8 @@ fn convert_unbounded(
                     ..Derived::default()
                 };
                 let split = content::split(&attrs, &facts, outcome.matched, engine, &mut derived);
-                let dialects: Vec<&'static str> = outcome.dialect_ids().collect();
+                dialects.clear();
+                dialects.extend(outcome.dialect_ids());
                 let parts = RowParts {
                     split,
                     lifted: &outcome.lifted,

@@ -332,6 +332,16 @@ impl DialectEngine {
         }
     }
 
+    /// False when `facts` rule out every content entry (no exact entry and no pattern matches
+    /// the name), as for most names: [`content_role`](Self::content_role) would be `None` for
+    /// any span, so callers skip it.
+    #[inline]
+    pub fn may_be_content(&self, facts: &KeyFacts) -> bool {
+        facts.content_exact.is_some()
+            || facts.content_patterns != 0
+            || self.content_patterns.len() > 64
+    }
+
     /// The role of a content attribute for a span whose matched dialects are `matched`, if the
     /// attribute is a content attribute of one of them (canonical ones always are).
     pub fn content_role(&self, key: &str, facts: &KeyFacts, matched: u32) -> Option<ContentMatch> {
