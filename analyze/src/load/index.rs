@@ -274,16 +274,25 @@ async fn index_once(
         links,
         guardrails,
     } = acc;
+    let mut conversations: Vec<(TraceId, u64)> =
+        Vec::with_capacity(traces.len().saturating_add(links.len()));
+    conversations.extend(links);
     let mut traces: Vec<TraceExtent> = traces
         .into_iter()
-        .map(|(trace, e)| TraceExtent {
-            trace,
-            first_ns: e.first_ns,
-            last_start_ns: e.last_start_ns,
-            end_ns: if e.has_end { e.end_ns } else { e.last_start_ns },
-            spans: e.spans,
+        .map(|(trace, e)| {
+            if e.conversation != NO_CONVERSATION {
+                conversations.push((trace, e.conversation));
+            }
+            TraceExtent {
+                trace,
+                first_ns: e.first_ns,
+                last_start_ns: e.last_start_ns,
+                end_ns: if e.has_end { e.end_ns } else { e.last_start_ns },
+                spans: e.spans,
+            }
         })
         .collect();
+    conversations.shrink_to_fit();
     // Deterministic order (the map's is not): the plan ties on it.
     traces.sort_unstable_by_key(|t| t.trace);
     let mut partitions: Vec<PartitionRange> = partitions
@@ -296,8 +305,8 @@ async fn index_once(
         })
         .collect();
     partitions.sort_unstable_by(|a, b| (&a.date, a.hour).cmp(&(&b.date, b.hour)));
-    let mut conversations: Vec<(TraceId, u64)> = links.into_iter().collect();
     conversations.sort_unstable();
+    conversations.dedup();
     // Listings only: model calls carry the definitions shown to the model (heavy, and not the
     // servers' catalog), so they are dropped before their rows are decoded; only the columns
     // the catalog reads are decoded.
@@ -338,17 +347,48 @@ const CATALOG_COLUMNS: &[&str] = &[
     c::TOOL_DEFINITIONS,
 ];
 
+/// [`Extent::conversation`] of a trace no span of which has a conversation id.
+const NO_CONVERSATION: u64 = 0;
+
+/// The hash of a conversation id as pass 1 links traces by it (never [`NO_CONVERSATION`]).
+fn conversation_hash(hasher: &impl BuildHasher, id: &str) -> u64 {
+    hasher.hash_one(id).max(1)
+}
+
 /// One trace's extent while pass 1 reads it.
 #[derive(Clone, Copy)]
 struct Extent {
     first_ns: i64,
     last_start_ns: i64,
     end_ns: i64,
+    /// The hash of the first conversation id seen on the trace, or [`NO_CONVERSATION`]. Almost
+    /// every trace has one conversation at most, so its link lives here, in the entry the trace
+    /// has anyway; another, different one goes to [`Pass1::links`]. (A set of every (trace,
+    /// conversation) pair took 24 bytes per trace plus its table, about 400 MiB of pass 1's peak
+    /// at 100M spans.)
+    conversation: u64,
     has_end: bool,
     spans: u64,
 }
 
 impl Extent {
+    /// Folds `o` (the same trace) in; a second distinct conversation goes to `links`.
+    fn merge_with_links(
+        &mut self,
+        trace: TraceId,
+        o: &Extent,
+        links: &mut std::collections::HashSet<(TraceId, u64), Fast>,
+    ) {
+        if o.conversation != NO_CONVERSATION && o.conversation != self.conversation {
+            if self.conversation == NO_CONVERSATION {
+                self.conversation = o.conversation;
+            } else {
+                links.insert((trace, o.conversation));
+            }
+        }
+        self.merge(o);
+    }
+
     fn merge(&mut self, o: &Extent) {
         self.first_ns = self.first_ns.min(o.first_ns);
         self.last_start_ns = self.last_start_ns.max(o.last_start_ns);
@@ -366,12 +406,14 @@ impl Extent {
 
 type Fast = foldhash::fast::RandomState;
 
-/// What one scan task of pass 1 has folded so far: per trace its extent, per partition its start
-/// range, the (trace, conversation hash) links and the guardrails' decisions.
+/// What one scan task of pass 1 has folded so far: per trace its extent (with its first
+/// conversation), per partition its start range, the further (trace, conversation hash) links of
+/// traces with more than one conversation, and the guardrails' decisions.
 #[derive(Default)]
 struct Pass1 {
     traces: std::collections::HashMap<TraceId, Extent, Fast>,
     partitions: std::collections::HashMap<(String, i32), (i64, i64), Fast>,
+    /// Links beyond each trace's first conversation (rare).
     links: std::collections::HashSet<(TraceId, u64), Fast>,
     guardrails: GuardrailFacts,
 }
@@ -422,16 +464,19 @@ impl Pass1 {
                 first_ns: s,
                 last_start_ns: s,
                 end_ns: end.value(i),
+                conversation: if conv.is_null(i) {
+                    NO_CONVERSATION
+                } else {
+                    conversation_hash(&hasher, conv.value(i))
+                },
                 has_end: !end.is_null(i),
                 spans: 1,
             };
+            let links = &mut self.links;
             self.traces
                 .entry(trace)
-                .and_modify(|x| x.merge(&e))
+                .and_modify(|x| x.merge_with_links(trace, &e, links))
                 .or_insert(e);
-            if !conv.is_null(i) {
-                self.links.insert((trace, hasher.hash_one(conv.value(i))));
-            }
             if !name.is_null(i) || decided.value(i) {
                 self.guardrails.add(
                     (!name.is_null(i)).then(|| name.value(i)),
@@ -455,10 +500,11 @@ impl Pass1 {
             let mine = std::mem::replace(self, o);
             return self.merge(mine);
         }
+        let links = &mut self.links;
         for (t, e) in o.traces {
             self.traces
                 .entry(t)
-                .and_modify(|x| x.merge(&e))
+                .and_modify(|x| x.merge_with_links(t, &e, links))
                 .or_insert(e);
         }
         for (k, (a, b)) in o.partitions {
@@ -628,7 +674,13 @@ mod tests {
                     (&("2026-11-02".to_string(), 11), &(80, 95))
                 ]
             );
-            assert_eq!(acc.links.len(), 2, "(1, c1) once, (1, c2)");
+            // (1, c1) once, on the trace's extent; (1, c2) as a further link.
+            assert_ne!(acc.traces[&TraceId([1; 16])].conversation, NO_CONVERSATION);
+            assert_eq!(acc.traces[&TraceId([2; 16])].conversation, NO_CONVERSATION);
+            assert_eq!(acc.links.len(), 1, "(1, c2) only");
+            assert!(!acc
+                .links
+                .contains(&(TraceId([1; 16]), acc.traces[&TraceId([1; 16])].conversation)));
             assert!(acc.guardrails.any_decision);
             assert_eq!(
                 acc.guardrails.decided_on.iter().collect::<Vec<_>>(),
