@@ -58,6 +58,10 @@ pub struct RunBuilder {
     /// Unix nanoseconds where the next run starts.
     clock: u64,
     run_no: u64,
+    /// Distinguishes this builder's conversation ids from another seed's: a conversation id is
+    /// unique in real traffic, and benchmark stores stack many seeds (a shared `conv-1` would
+    /// join unrelated runs of different seeds, days apart, into one conversation).
+    seed: u64,
     systems: Vec<RunSystem>,
     content_share: f64,
     /// `service.version` of the resources and the version of the scopes.
@@ -85,6 +89,7 @@ impl RunBuilder {
             rng: SplitMix64::chained(seed),
             clock: start_unix_nanos,
             run_no: 0,
+            seed,
             systems,
             content_share,
             version: version.into(),
@@ -110,7 +115,7 @@ impl RunBuilder {
                 sys,
                 content,
                 &mut self.clock,
-                self.run_no,
+                (self.seed, self.run_no),
                 &mut batch,
             );
         }
@@ -143,7 +148,7 @@ fn agent_run(
     sys: &RunSystem,
     content: bool,
     clock: &mut u64,
-    run_no: u64,
+    (seed, run_no): (u64, u64),
     batch: &mut Batch,
 ) -> u64 {
     let trace_id = {
@@ -152,7 +157,7 @@ fn agent_run(
         t
     };
     let id = |rng: &mut SplitMix64| rng.next_u64().max(1).to_be_bytes().to_vec();
-    let conv = format!("conv-{run_no:016x}");
+    let conv = format!("conv-{seed:x}-{run_no:016x}");
     let mut count = 0;
     let root_id = id(rng);
     let root_start = *clock;
@@ -445,6 +450,34 @@ mod tests {
                 .count();
             assert_eq!(guards, 2 * writes);
         }
+    }
+
+    /// The `gen_ai.conversation.id` values of `req`'s spans.
+    fn conversations(req: &ExportTraceServiceRequest) -> std::collections::BTreeSet<String> {
+        spans(req)
+            .into_iter()
+            .flat_map(|s| &s.attributes)
+            .filter(|kv| kv.key == "gen_ai.conversation.id")
+            .filter_map(|kv| match kv.value.as_ref()?.value.as_ref()? {
+                opentelemetry_proto::tonic::common::v1::any_value::Value::StringValue(v) => {
+                    Some(v.clone())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn conversation_ids_are_unique_across_seeds() {
+        let (a, _) = RunBuilder::new(7, 1_000, 0.5, systems(), "1.0.0").build(50);
+        let (b, _) = RunBuilder::new(8, 1_000, 0.5, systems(), "1.0.0").build(50);
+        let (a, b) = (conversations(&a), conversations(&b));
+        assert!(!a.is_empty() && !b.is_empty());
+        assert!(
+            a.is_disjoint(&b),
+            "two seeds share conversation ids: {:?}",
+            a.intersection(&b).collect::<Vec<_>>()
+        );
     }
 
     #[test]
