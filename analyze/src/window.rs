@@ -14,7 +14,9 @@
 //! 3. pass 2 reads one window at a time (time range pushed to the scan, rows of other traces
 //!    dropped before they become `SpanRow`s), builds its model and runs the rules, each judging
 //!    only what the core owns ([`RuleInput::owns`]); the rules' [`Partial`]s merge across windows
-//!    and each rule formats its outcome once.
+//!    and each rule formats its outcome once. The rows of traces the next window reads too are
+//!    kept from this window's model ([`Window::carried`]) instead of decoded again, and the next
+//!    window's scan runs while this one is judged (not under `--memory-limit`).
 //!
 //! Every rule runs this way ([`Rule::scan`] / [`Rule::finish`]); what each needs from the
 //! whole store is explicit: the tool catalog and the guardrails' decisions by tool (pass 1),

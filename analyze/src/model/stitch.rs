@@ -395,6 +395,42 @@ mod tests {
     use super::super::span::{SpanKindField, SpanRow};
     use super::super::{Model, SpanId, SpanKind, TraceId};
 
+    #[test]
+    fn candidates_are_every_window_that_can_hold_the_start_in_order() {
+        use super::{Candidates, SKEW_NS};
+        // Windows of varied length, some overlapping, one inverted (end before start).
+        let s = 1_000_000_000i64;
+        let windows: Vec<(i64, i64)> = (0..200i64)
+            .map(|k| {
+                let start = (k * 7_919 % 101) * s / 3;
+                let len = (k * 31 % 17) * s / 2 - s;
+                (start, start + len)
+            })
+            .collect();
+        let mut candidates = Candidates::new(&windows);
+        for (n, probe) in (0..60i64).map(|k| k * s - 3 * s).enumerate() {
+            let holds = |p: usize| {
+                let (a, b) = windows[p];
+                probe >= a - SKEW_NS && probe <= b + SKEW_NS
+            };
+            let got: Vec<usize> = candidates
+                .around(probe)
+                .into_iter()
+                .filter(|&p| holds(p))
+                .collect();
+            let want: Vec<usize> = (0..windows.len())
+                .filter(|&p| !candidates.taken[p] && holds(p))
+                .collect();
+            assert_eq!(got, want, "probe {probe}");
+            // Take one now and then, as a match does.
+            if n % 3 == 0 {
+                if let Some(&p) = want.first() {
+                    candidates.take(p);
+                }
+            }
+        }
+    }
+
     fn span(trace: u8, id: u8, parent: Option<u8>, start: i64, end: i64) -> SpanRow {
         SpanRow {
             trace_id: TraceId([trace; 16]),

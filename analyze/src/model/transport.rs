@@ -157,6 +157,23 @@ mod tests {
     }
 
     #[test]
+    fn restoring_a_demotion_gives_the_rows_as_loaded() {
+        let mut spans = vec![
+            span("srv", "tools/call", "get_stock", 100, 200, true),
+            span("srv", "tools/call", "get_stock", 120, 180, false),
+        ];
+        let loaded = format!("{spans:?}");
+        let demoted = demote_transport_spans(&mut spans);
+        assert_eq!(demoted.len(), 1);
+        assert_ne!(format!("{spans:?}"), loaded);
+        for d in demoted {
+            let i = d.index;
+            d.restore(&mut spans[i]);
+        }
+        assert_eq!(format!("{spans:?}"), loaded);
+    }
+
+    #[test]
     fn an_http_client_span_inside_the_mcp_client_span_is_demoted() {
         let mut spans = vec![
             span("host", "tools/call", "get_stock", 100, 300, false),
