@@ -14,7 +14,9 @@
 //! 3. pass 2 reads one window at a time (time range pushed to the scan, rows of other traces
 //!    dropped before they become `SpanRow`s), builds its model and runs the rules, each judging
 //!    only what the core owns ([`RuleInput::owns`]); the rules' [`Partial`]s merge across windows
-//!    and each rule formats its outcome once.
+//!    and each rule formats its outcome once. The rows of traces the next window reads too are
+//!    kept from this window's model ([`Window::carried`]) instead of decoded again, and the next
+//!    window's scan runs while this one is judged (not under `--memory-limit`).
 //!
 //! Every rule runs this way ([`Rule::scan`] / [`Rule::finish`]); what each needs from the
 //! whole store is explicit: the tool catalog and the guardrails' decisions by tool (pass 1),
@@ -35,7 +37,7 @@ use crate::error::LoadError;
 use crate::load::index::{self, TraceExtent, TraceSet};
 use crate::load::{log_join, scan_window, trace_filter, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
-use crate::model::{Model, TraceId};
+use crate::model::{Model, SpanRow, TraceId};
 use crate::policy::Policy;
 use crate::rules::{Catalog, GuardrailFacts, Partial, Report, Rule, RuleInput};
 use crate::store::Scanned;
@@ -57,6 +59,10 @@ pub const DEFAULT_WINDOW_SPANS: u64 = 250_000;
 /// the whole-store check's peak RSS at 1M `tripline-samples` spans (1.7–1.8 GB, BENCHMARKS.md).
 /// What `--memory-limit` is checked against.
 pub const BYTES_PER_SPAN: u64 = 1_800;
+
+/// Rows per part when kept rows enter the next window's model: the model frees a part once its
+/// last row has moved, so the kept rows are not held twice while it is built.
+const CARRY_CHUNK: usize = 8_192;
 
 /// How `check` cuts the store.
 #[derive(Clone, Debug)]
@@ -139,6 +145,31 @@ pub struct Window {
     pub from_ns: i64,
     pub to_ns: i64,
     pub spans: u64,
+    /// The traces of this window (core or overlap) that the previous window read too: a
+    /// windowed `check` keeps their rows from there instead of reading them again.
+    pub carried: Vec<TraceId>,
+    /// Start-time range of the spans of the other traces (`from_ns..=to_ns` when none is
+    /// carried; empty, `1..=0`, when all are).
+    pub fresh_from_ns: i64,
+    pub fresh_to_ns: i64,
+}
+
+/// What a pass-2 scan reads: the window's rows, as decoded (a part per batch), how many rows
+/// were decoded to find them, and how long the scan took.
+type Scan = (Vec<Vec<Option<SpanRow>>>, u64, std::time::Duration);
+
+impl Window {
+    /// The traces to read for this window and their start-time range: all of them, or (`carry`)
+    /// those the previous window did not read.
+    fn to_read(&self, carry: bool) -> (Vec<TraceId>, i64, i64) {
+        let all = self.core.iter().chain(&self.overlap).copied();
+        if !carry || self.carried.is_empty() {
+            return (all.collect(), self.from_ns, self.to_ns);
+        }
+        let carried: HashSet<TraceId> = self.carried.iter().copied().collect();
+        let fresh = all.filter(|t| !carried.contains(t)).collect();
+        (fresh, self.fresh_from_ns, self.fresh_to_ns)
+    }
 }
 
 /// Cuts `traces` into windows of about `window_spans` core spans; `conversations` joins traces
@@ -159,6 +190,8 @@ pub fn plan(
     let mut by_first: Vec<u32> = (0..traces.len() as u32).collect();
     by_first.sort_unstable_by_key(|&t| (traces[t as usize].first_ns, traces[t as usize].trace));
     let mut in_core = vec![false; traces.len()];
+    // The window (number + 1) that last read each trace, 0 for none.
+    let mut read_by = vec![0u32; traces.len()];
     let mut windows = Vec::new();
     let mut next = 0;
     let mut active: Vec<usize> = Vec::new();
@@ -217,12 +250,27 @@ pub fn plan(
             in_core[t] = false;
         }
         let all = || core.iter().chain(&overlap).map(|&t| &traces[t]);
+        let number = windows.len() as u32 + 1;
+        let (carried, fresh): (Vec<usize>, Vec<usize>) = core
+            .iter()
+            .chain(&overlap)
+            .partition(|&&t| read_by[t] + 1 == number && number > 1);
+        for &t in core.iter().chain(&overlap) {
+            read_by[t] = number;
+        }
         windows.push(Window {
             core: core.iter().map(|&t| traces[t].trace).collect(),
             overlap: overlap.iter().map(|&t| traces[t].trace).collect(),
             from_ns: all().map(|t| t.first_ns).min().unwrap_or(0),
             to_ns: all().map(|t| t.last_start_ns).max().unwrap_or(0),
             spans: all().map(|t| t.spans).sum(),
+            carried: carried.iter().map(|&t| traces[t].trace).collect(),
+            fresh_from_ns: fresh.iter().map(|&t| traces[t].first_ns).min().unwrap_or(1),
+            fresh_to_ns: fresh
+                .iter()
+                .map(|&t| traces[t].last_start_ns)
+                .max()
+                .unwrap_or(0),
         });
         start = end;
     }
@@ -401,6 +449,49 @@ pub async fn each_window(
     };
     // One session for every window: its runtime caches the Parquet footers across windows.
     let ctx = index::window_session(options.memory_limit).map_err(scan_err)?;
+    crate::load::register_once(&ctx, &snapshot).await?;
+    // Rows of the traces the next window reads too, kept from this one's model instead of
+    // decoded again (consecutive windows share most of their overlap). Not with log records:
+    // a window joins them to its core's rows only, so a kept row would differ from a fresh one.
+    let carry = !has_logs;
+    // The next window's rows are read while this one is judged (the scan's tasks on the
+    // runtime's threads, the model and the rules on this one), except under --memory-limit,
+    // where one window at a time is what the limit is checked against.
+    let ahead = options.memory_limit.is_none();
+    let read = |w: &Window| -> tokio::task::JoinHandle<Result<Scan, LoadError>> {
+        let (fresh, from_ns, to_ns) = w.to_read(carry);
+        let ctx = ctx.clone();
+        let data_dir = data_dir.to_path_buf();
+        let projection = projection.clone();
+        let mut filters = filter.exprs();
+        if !fresh.is_empty() {
+            // The user's filter, the start-time range of the traces to read (row group
+            // statistics prune by it) and the partitions holding spans of that range.
+            filters.push(col(c::START_TIME_UNIX_NANO).between(lit(from_ns), lit(to_ns)));
+            filters.extend(index::partitions_holding(&idx.partitions, from_ns, to_ns));
+        }
+        tokio::spawn(async move {
+            let t0 = std::time::Instant::now();
+            if fresh.is_empty() {
+                return Ok((Vec::new(), 0, t0.elapsed()));
+            }
+            let keep: TraceSet = Arc::new(fresh.into_iter().collect());
+            // Rows of other traces are dropped by the Parquet reader on `trace_id` alone,
+            // before their other columns are decoded.
+            filters.push(trace_filter::in_traces(&keep));
+            let (parts, decoded) = scan_window(ctx, data_dir, filters, projection, keep).await?;
+            Ok((parts, decoded, t0.elapsed()))
+        })
+    };
+    let joined = |r: Result<Result<Scan, LoadError>, tokio::task::JoinError>| {
+        r.map_err(|e| LoadError::Scan {
+            path: path.clone(),
+            cause: datafusion::error::DataFusionError::External(Box::new(e)),
+        })?
+        .map_err(|e| WindowError::load(e, "read a window", options.memory_limit))
+    };
+    let mut held: Vec<Vec<Option<SpanRow>>> = Vec::new();
+    let mut pending = None;
     for (number, w) in windows.iter().enumerate() {
         largest = largest.max(w.spans);
         // Held while the window is read and judged: DataFusion's operators share the rest.
@@ -417,25 +508,19 @@ pub async fn each_window(
                 options.memory_limit.unwrap_or_default(),
             )
         })?;
-        let keep: TraceSet = Arc::new(w.core.iter().chain(&w.overlap).copied().collect());
-        // The user's filter, the window's start-time range (row group statistics prune by it)
-        // and the partitions holding spans of that range.
-        let mut filters = filter.exprs();
-        filters.push(col(c::START_TIME_UNIX_NANO).between(lit(w.from_ns), lit(w.to_ns)));
-        filters.extend(index::partitions_holding(
-            &idx.partitions,
-            w.from_ns,
-            w.to_ns,
-        ));
-        // Rows of other traces are dropped by the Parquet reader on `trace_id` alone, before
-        // their other columns are decoded.
-        filters.push(trace_filter::in_traces(&keep));
         let t0 = std::time::Instant::now();
-        let (mut parts, decoded) =
-            scan_window(&ctx, &snapshot, data_dir, filters, projection, &keep)
-                .await
-                .map_err(|e| WindowError::load(e, "read a window", options.memory_limit))?;
-        drop(keep);
+        let task = pending.take().unwrap_or_else(|| read(w));
+        let (mut parts, decoded, scan_time) = joined(task.await)?;
+        let waited = t0.elapsed();
+        if ahead {
+            pending = windows.get(number + 1).map(&read);
+        }
+        let fresh_rows: usize = parts.iter().map(Vec::len).sum();
+        // The kept rows first (in chunks, so the model frees them as they move, see
+        // `Model::from_parts`), then the fresh ones.
+        let mut kept = std::mem::take(&mut held);
+        kept.append(&mut parts);
+        let mut parts = kept;
         let core: HashSet<TraceId> = w.core.iter().copied().collect();
         if has_logs {
             // GenAI events sent as log records, joined to this window's spans. The logs table
@@ -455,17 +540,30 @@ pub async fn each_window(
         let model = Model::from_parts(parts);
         let t2 = t0.elapsed();
         visit(&model, &core, &facts);
+        let t3 = t0.elapsed();
+        let in_model = model.spans.len();
+        if carry {
+            if let Some(next) = windows.get(number + 1).filter(|n| !n.carried.is_empty()) {
+                let next: HashSet<TraceId> = next.carried.iter().copied().collect();
+                held = chunks(
+                    model
+                        .into_rows()
+                        .into_iter()
+                        .filter(|s| next.contains(&s.trace_id)),
+                );
+            }
+        }
         if trace {
             eprintln!(
-                "window {number}: core {} overlap {} traces, {} spans planned, {decoded} rows decoded, {rows} kept, {} in model, range {:.0} s, scan {:?} model {:?} rules {:?}, {}",
+                "window {number}: core {} overlap {} traces, {} spans planned, {decoded} rows decoded, {fresh_rows} kept, {} carried, {} in model, range {:.0} s, scan {scan_time:?} (waited {waited:?}) model {:?} rules {:?}, {}",
                 w.core.len(),
                 w.overlap.len(),
                 w.spans,
-                model.spans.len(),
+                rows - fresh_rows,
+                in_model,
                 (w.to_ns - w.from_ns) as f64 / 1e9,
-                t1,
                 t2 - t1,
-                t0.elapsed() - t2,
+                t3 - t2,
                 memory()
             );
         }
@@ -478,6 +576,23 @@ pub async fn each_window(
     scanned.log_records = log_records;
     scanned.spans_with_event_content = event_spans;
     Ok((scanned, stats, facts))
+}
+
+/// `rows` in parts of [`CARRY_CHUNK`], the shape a scan gives the model: each part is freed
+/// once its rows have moved, and no buffer of a whole window's rows is held beside the model.
+fn chunks(rows: impl Iterator<Item = SpanRow>) -> Vec<Vec<Option<SpanRow>>> {
+    let mut out: Vec<Vec<Option<SpanRow>>> = Vec::new();
+    for row in rows {
+        match out.last_mut() {
+            Some(last) if last.len() < CARRY_CHUNK => last.push(Some(row)),
+            _ => {
+                let mut part = Vec::with_capacity(CARRY_CHUNK);
+                part.push(Some(row));
+                out.push(part);
+            }
+        }
+    }
+    out
 }
 
 /// The process's resident and peak resident memory (Linux `/proc/self/status`), for
@@ -561,6 +676,16 @@ mod tests {
         assert_eq!(windows[1].overlap, ids(&[0, 1]));
         assert_eq!((windows[1].from_ns, windows[1].to_ns), (0, 9 * S));
         assert_eq!(windows[1].spans, 16);
+        // The second window reads nothing the first did not: all four are carried over.
+        assert!(windows[0].carried.is_empty());
+        assert_eq!(windows[1].carried, ids(&[2, 3, 0, 1]));
+        assert!(windows[1].fresh_from_ns > windows[1].fresh_to_ns);
+        // Far apart: nothing is carried, the fresh range is the window's.
+        let far = plan(&traces, &[], 8);
+        assert!(far.iter().all(|w| w.carried.is_empty()));
+        assert!(far
+            .iter()
+            .all(|w| (w.fresh_from_ns, w.fresh_to_ns) == (w.from_ns, w.to_ns)));
     }
 
     #[test]
@@ -571,6 +696,9 @@ mod tests {
             from_ns: 0,
             to_ns: 3_600 * S,
             spans: 700_000,
+            carried: Vec::new(),
+            fresh_from_ns: 0,
+            fresh_to_ns: 3_600 * S,
         };
         assert_eq!(
             too_large(2, 41, &w, 1 << 30).to_string(),

@@ -140,18 +140,28 @@ async fn scan_once(
     Ok((ctx, parts))
 }
 
+/// Registers `snapshot`'s table on `ctx` unless it is there already: a session scanning window
+/// after window registers it once, before the first window.
+pub async fn register_once(ctx: &SessionContext, snapshot: &Snapshot) -> Result<(), LoadError> {
+    if !ctx.table_exist(TABLE).unwrap_or(false) {
+        snapshot.register(ctx).await?;
+    }
+    Ok(())
+}
+
 /// Scans one window of a windowed `check` (pass 2): the spans passing `filters` whose trace is
-/// in `keep`, from `snapshot` as pass 1 indexed it, on `ctx`'s memory pool; and how many rows
-/// were decoded to find them (the scan's filters passed, the trace not yet checked).
+/// in `keep`, from the snapshot registered on `ctx` ([`register_once`]) as pass 1 indexed it,
+/// on `ctx`'s memory pool; and how many rows were decoded to find them (the scan's filters
+/// passed, the trace not yet checked). Owns what it reads, so it can run as a task while the
+/// previous window is judged.
 pub async fn scan_window(
-    ctx: &SessionContext,
-    snapshot: &Snapshot,
-    data_dir: &Path,
+    ctx: SessionContext,
+    data_dir: std::path::PathBuf,
     filters: Vec<Expr>,
-    projection: &Projection,
-    keep: &index::TraceSet,
+    projection: Projection,
+    keep: index::TraceSet,
 ) -> Result<(Vec<Vec<Option<SpanRow>>>, u64), LoadError> {
-    scan_rows(ctx, snapshot, data_dir, filters, projection, Some(keep)).await
+    scan_registered(&ctx, &data_dir, filters, &projection, Some(&keep)).await
 }
 
 async fn scan_rows(
@@ -162,10 +172,17 @@ async fn scan_rows(
     projection: &Projection,
     keep: Option<&index::TraceSet>,
 ) -> Result<(Vec<Vec<Option<SpanRow>>>, u64), LoadError> {
-    // A session scanning window after window registers the snapshot once.
-    if !ctx.table_exist(TABLE).unwrap_or(false) {
-        snapshot.register(ctx).await?;
-    }
+    register_once(ctx, snapshot).await?;
+    scan_registered(ctx, data_dir, filters, projection, keep).await
+}
+
+async fn scan_registered(
+    ctx: &SessionContext,
+    data_dir: &Path,
+    filters: Vec<Expr>,
+    projection: &Projection,
+    keep: Option<&index::TraceSet>,
+) -> Result<(Vec<Vec<Option<SpanRow>>>, u64), LoadError> {
     let path = data_dir.join("spans").display().to_string();
     let scan_err = |cause| LoadError::Scan {
         path: path.clone(),

@@ -569,13 +569,20 @@ impl Columns {
         if let Some(a) = &self.attributes {
             row.attribute_keys = a.keys(i, interner);
         }
-        if !self.content.is_empty() || self.content_attributes.is_some() {
-            let mut c = SpanContent::default();
+        // Content only where the span has some: most spans carry none, and an empty box per
+        // row reads the same to every rule (no content field) at an allocation a row.
+        let other = self
+            .content_attributes
+            .as_ref()
+            .map(|a| a.string_values(i))
+            .unwrap_or_default();
+        if !other.is_empty() || self.content.iter().any(|(_, a)| !a.is_null(i)) {
+            let mut c = SpanContent {
+                other,
+                ..SpanContent::default()
+            };
             for (set, a) in &self.content {
                 set(&mut c, opt_str(a, i));
-            }
-            if let Some(a) = &self.content_attributes {
-                c.other = a.string_values(i);
             }
             row.content = Some(Box::new(c));
         }

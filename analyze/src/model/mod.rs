@@ -42,6 +42,8 @@ pub struct Model {
     /// The conversation id each span belongs to (own, or inherited from an ancestor); shared, so
     /// a conversation of a thousand spans holds its id once.
     pub conversation: Vec<Option<Arc<str>>>,
+    /// What the transport demotion cleared, so [`Model::into_rows`] gives the rows as loaded.
+    demoted: Vec<transport::Demoted>,
 }
 
 impl Model {
@@ -56,7 +58,7 @@ impl Model {
         let mut spans = gather_by_start(parts);
         // A span exported twice (retry after a lost ack) is kept once.
         spans.dedup_by(|b, a| a.trace_id == b.trace_id && a.span_id == b.span_id);
-        transport::demote_transport_spans(&mut spans);
+        let demoted = transport::demote_transport_spans(&mut spans);
         let n = spans.len();
         let mut index = HashMap::with_capacity_and_hasher(n, Default::default());
         for (i, s) in spans.iter().enumerate() {
@@ -86,12 +88,24 @@ impl Model {
             children,
             traces,
             roles,
+            demoted,
             ..Self::default()
         };
         model.build_calls();
         stitch::stitch(&mut model);
         model.inherit();
         model
+    }
+
+    /// The rows back, in start order and as they were loaded (the transport demotion undone):
+    /// a windowed `check` carries the rows of traces the next window reads into its model.
+    pub fn into_rows(self) -> Vec<SpanRow> {
+        let mut spans = self.spans;
+        for d in self.demoted {
+            let i = d.index;
+            d.restore(&mut spans[i]);
+        }
+        spans
     }
 
     fn build_calls(&mut self) {

@@ -91,21 +91,34 @@ pub fn stitch(model: &mut Model) {
         }
         orphan_calls.push(ci);
     }
-    // Host calls still waiting for their server side.
-    let mut open: Vec<usize> = (0..model.calls.len())
+    // Host calls still waiting for their server side, with the time window a server span of
+    // theirs starts in (their client span, else their anchor, widened by the tolerance).
+    let open: Vec<usize> = (0..model.calls.len())
         .filter(|&ci| {
             let has_host =
                 execute_of(model, ci).is_some() || side(model, ci, McpRole::Client).is_some();
             has_host && side(model, ci, McpRole::Server).is_none()
         })
         .collect();
+    let windows: Vec<(i64, i64)> = open
+        .iter()
+        .map(|&hc| {
+            let w =
+                &model.spans[side(model, hc, McpRole::Client).unwrap_or(model.calls[hc].anchor)];
+            (w.start_ns, w.end_ns)
+        })
+        .collect();
+    let mut candidates = Candidates::new(&windows);
     let mut merges = Vec::new();
     for &oc in &orphan_calls {
         let o_anchor = model.calls[oc].anchor;
         let o = &model.calls[oc];
         let os = &model.spans[o_anchor];
         let mut best: Option<(usize, (bool, i64))> = None;
-        for (pos, &hc) in open.iter().enumerate() {
+        // Every open call whose window can hold the orphan's start, in `open` order: the
+        // first of equal scores wins, as in a scan of the whole list.
+        for pos in candidates.around(os.start_ns) {
+            let hc = open[pos];
             let h = &model.calls[hc];
             if h.kind != o.kind {
                 continue;
@@ -129,19 +142,19 @@ pub fn stitch(model: &mut Model) {
                     continue;
                 }
             }
-            let window_span = side(model, hc, McpRole::Client).unwrap_or(h.anchor);
-            let w = &model.spans[window_span];
-            if os.start_ns < w.start_ns - SKEW_NS || os.start_ns > w.end_ns + SKEW_NS {
+            let (w_start, w_end) = windows[pos];
+            if os.start_ns < w_start - SKEW_NS || os.start_ns > w_end + SKEW_NS {
                 continue;
             }
-            let score = (!rid, (os.start_ns - w.start_ns).abs());
+            let score = (!rid, (os.start_ns - w_start).abs());
             if best.as_ref().is_none_or(|(_, s)| score < *s) {
                 best = Some((pos, score));
             }
         }
         let parent_absent = os.parent_span_id.is_some();
         let matched = best.map(|(pos, (no_rid, _))| {
-            let hc = open.remove(pos);
+            candidates.take(pos);
+            let hc = open[pos];
             merges.push((hc, oc));
             OrphanMatch {
                 client_span: side(model, hc, McpRole::Client),
@@ -162,6 +175,62 @@ pub fn stitch(model: &mut Model) {
         model.merge_call(into, from);
     }
     model.compact_calls();
+}
+
+/// The open host calls a server span starting at some instant can be matched to, found by
+/// time instead of by scanning every open call for every orphan (a window of a large store holds
+/// hundreds of orphans and tens of thousands of calls). A call can match a span starting within
+/// [`SKEW_NS`] of its window (start, end); positions are those of the `windows` it was built
+/// from, and a matched call is taken out.
+struct Candidates {
+    /// Positions ordered by window start.
+    by_start: Vec<usize>,
+    starts: Vec<i64>,
+    /// The longest window: a window starting this long before a span can still hold it.
+    longest: i64,
+    taken: Vec<bool>,
+}
+
+impl Candidates {
+    fn new(windows: &[(i64, i64)]) -> Self {
+        let mut by_start: Vec<usize> = (0..windows.len()).collect();
+        by_start.sort_unstable_by_key(|&p| (windows[p].0, p));
+        let starts = by_start.iter().map(|&p| windows[p].0).collect();
+        let longest = windows
+            .iter()
+            .map(|&(a, b)| b.saturating_sub(a))
+            .max()
+            .unwrap_or(0)
+            .max(0);
+        Self {
+            by_start,
+            starts,
+            longest,
+            taken: vec![false; windows.len()],
+        }
+    }
+
+    /// The positions not taken whose window starts close enough to `start_ns` to hold it (a
+    /// superset of those that do), ascending.
+    fn around(&self, start_ns: i64) -> Vec<usize> {
+        let lo = start_ns
+            .saturating_sub(SKEW_NS)
+            .saturating_sub(self.longest);
+        let hi = start_ns.saturating_add(SKEW_NS);
+        let a = self.starts.partition_point(|&s| s < lo);
+        let b = self.starts.partition_point(|&s| s <= hi);
+        let mut out: Vec<usize> = self.by_start[a..b]
+            .iter()
+            .copied()
+            .filter(|&p| !self.taken[p])
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    fn take(&mut self, pos: usize) {
+        self.taken[pos] = true;
+    }
 }
 
 /// Joins a host's MCP client call that sits in another trace than its `execute_tool` (a library
@@ -189,19 +258,28 @@ fn join_split_clients(model: &mut Model) {
     if split.is_empty() {
         return;
     }
-    let mut open: Vec<usize> = (0..model.calls.len())
+    let open: Vec<usize> = (0..model.calls.len())
         .filter(|&ci| {
             model.calls[ci].is_tool()
                 && has(model, ci, &|s| model.spans[s].is_execute_tool())
                 && !has(model, ci, &|s| model.roles[s].is_some())
         })
         .collect();
+    let windows: Vec<(i64, i64)> = open
+        .iter()
+        .map(|&hc| {
+            let hs = &model.spans[model.calls[hc].anchor];
+            (hs.start_ns, hs.end_ns)
+        })
+        .collect();
+    let mut candidates = Candidates::new(&windows);
     let mut merges = Vec::new();
     for &cc in &split {
         let c = &model.calls[cc];
         let cs = &model.spans[c.anchor];
         let mut best: Option<(usize, i64)> = None;
-        for (pos, &hc) in open.iter().enumerate() {
+        for pos in candidates.around(cs.start_ns) {
+            let hc = open[pos];
             let h = &model.calls[hc];
             let hs = &model.spans[h.anchor];
             if hs.trace_id == cs.trace_id || hs.service_name != cs.service_name || h.tool != c.tool
@@ -223,7 +301,8 @@ fn join_split_clients(model: &mut Model) {
             }
         }
         if let Some((pos, _)) = best {
-            merges.push((open.remove(pos), cc));
+            candidates.take(pos);
+            merges.push((open[pos], cc));
         }
     }
     for (into, from) in merges {
@@ -315,6 +394,42 @@ impl StitchedGraph {
 mod tests {
     use super::super::span::{SpanKindField, SpanRow};
     use super::super::{Model, SpanId, SpanKind, TraceId};
+
+    #[test]
+    fn candidates_are_every_window_that_can_hold_the_start_in_order() {
+        use super::{Candidates, SKEW_NS};
+        // Windows of varied length, some overlapping, one inverted (end before start).
+        let s = 1_000_000_000i64;
+        let windows: Vec<(i64, i64)> = (0..200i64)
+            .map(|k| {
+                let start = (k * 7_919 % 101) * s / 3;
+                let len = (k * 31 % 17) * s / 2 - s;
+                (start, start + len)
+            })
+            .collect();
+        let mut candidates = Candidates::new(&windows);
+        for (n, probe) in (0..60i64).map(|k| k * s - 3 * s).enumerate() {
+            let holds = |p: usize| {
+                let (a, b) = windows[p];
+                probe >= a - SKEW_NS && probe <= b + SKEW_NS
+            };
+            let got: Vec<usize> = candidates
+                .around(probe)
+                .into_iter()
+                .filter(|&p| holds(p))
+                .collect();
+            let want: Vec<usize> = (0..windows.len())
+                .filter(|&p| !candidates.taken[p] && holds(p))
+                .collect();
+            assert_eq!(got, want, "probe {probe}");
+            // Take one now and then, as a match does.
+            if n % 3 == 0 {
+                if let Some(&p) = want.first() {
+                    candidates.take(p);
+                }
+            }
+        }
+    }
 
     fn span(trace: u8, id: u8, parent: Option<u8>, start: i64, end: i64) -> SpanRow {
         SpanRow {

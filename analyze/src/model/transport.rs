@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use super::span::SpanRow;
+use super::span::{SpanRow, Sym};
 
 /// The dialect id the collector records for spans with captured MCP headers.
 pub const MCP_HTTP_DIALECT: &str = "mcp-http";
@@ -38,11 +38,33 @@ fn nests(a: &SpanRow, b: &SpanRow) -> bool {
         || (b.start_ns <= a.start_ns && a.end_ns <= b.end_ns)
 }
 
+/// The MCP facts a demotion cleared on one span, kept so the row can be restored: a windowed
+/// `check` carries rows into the next window's model, where the span is judged afresh.
+#[derive(Debug)]
+pub struct Demoted {
+    /// The span's index in the slice that was demoted.
+    pub index: usize,
+    mcp_method: Option<Sym>,
+    tool_name: Option<Sym>,
+    prompt_name: Option<Sym>,
+    mcp_resource_uri: Option<Sym>,
+}
+
+impl Demoted {
+    /// Puts the cleared facts back on `s` (the span at [`Demoted::index`]).
+    pub fn restore(self, s: &mut SpanRow) {
+        s.mcp_method = self.mcp_method;
+        s.tool_name = self.tool_name;
+        s.prompt_name = self.prompt_name;
+        s.mcp_resource_uri = self.mcp_resource_uri;
+    }
+}
+
 /// Clears the MCP facts of header-marked HTTP spans that are the transport of another MCP span
-/// (see the module docs). Returns how many were demoted.
-pub fn demote_transport_spans(spans: &mut [SpanRow]) -> usize {
+/// (see the module docs). Returns what was cleared, per demoted span.
+pub fn demote_transport_spans(spans: &mut [SpanRow]) -> Vec<Demoted> {
     if !spans.iter().any(header_marked) {
-        return 0;
+        return Vec::new();
     }
     // MCP spans of the MCP layer, per (service, method), by start time.
     let mut layer: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
@@ -86,20 +108,25 @@ pub fn demote_transport_spans(spans: &mut [SpanRow]) -> usize {
             demote.push(i);
         }
     }
-    for &i in &demote {
-        let s = &mut spans[i];
-        s.mcp_method = None;
-        s.tool_name = None;
-        s.prompt_name = None;
-        s.mcp_resource_uri = None;
-    }
-    demote.len()
+    demote
+        .into_iter()
+        .map(|index| {
+            let s = &mut spans[index];
+            Demoted {
+                index,
+                mcp_method: s.mcp_method.take(),
+                tool_name: s.tool_name.take(),
+                prompt_name: s.prompt_name.take(),
+                mcp_resource_uri: s.mcp_resource_uri.take(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::span::{Sym, TraceId};
+    use crate::model::span::TraceId;
 
     fn span(service: &str, method: &str, tool: &str, start: i64, end: i64, http: bool) -> SpanRow {
         SpanRow {
@@ -124,9 +151,26 @@ mod tests {
             span("srv", "tools/call", "get_stock", 100, 200, true),
             span("srv", "tools/call", "get_stock", 120, 180, false),
         ];
-        assert_eq!(demote_transport_spans(&mut spans), 1);
+        assert_eq!(demote_transport_spans(&mut spans).len(), 1);
         assert!(!spans[0].is_mcp() && spans[0].tool_name.is_none());
         assert!(spans[1].is_mcp());
+    }
+
+    #[test]
+    fn restoring_a_demotion_gives_the_rows_as_loaded() {
+        let mut spans = vec![
+            span("srv", "tools/call", "get_stock", 100, 200, true),
+            span("srv", "tools/call", "get_stock", 120, 180, false),
+        ];
+        let loaded = format!("{spans:?}");
+        let demoted = demote_transport_spans(&mut spans);
+        assert_eq!(demoted.len(), 1);
+        assert_ne!(format!("{spans:?}"), loaded);
+        for d in demoted {
+            let i = d.index;
+            d.restore(&mut spans[i]);
+        }
+        assert_eq!(format!("{spans:?}"), loaded);
     }
 
     #[test]
@@ -135,7 +179,7 @@ mod tests {
             span("host", "tools/call", "get_stock", 100, 300, false),
             span("host", "tools/call", "get_stock", 110, 290, true),
         ];
-        assert_eq!(demote_transport_spans(&mut spans), 1);
+        assert_eq!(demote_transport_spans(&mut spans).len(), 1);
         assert!(!spans[1].is_mcp());
     }
 
@@ -148,7 +192,7 @@ mod tests {
             span("srv", "tools/call", "adjust_stock", 120, 180, false),
             span("srv", "tools/call", "get_stock", 150, 250, false),
         ];
-        assert_eq!(demote_transport_spans(&mut spans), 0);
+        assert_eq!(demote_transport_spans(&mut spans).len(), 0);
         assert!(spans[0].is_mcp());
     }
 }
