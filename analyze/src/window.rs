@@ -50,9 +50,10 @@ use crate::store::Scanned;
 pub const MARGIN_NS: i64 = 5 * SKEW_NS;
 
 /// Spans per window core by default. A window also reads its overlap: in the 10M-span benchmark
-/// store (conversations of ten traces over up to three hours) windows of 250,000 core spans hold
-/// up to 549,936 spans, and `check` peaked at 1,163–1,255 MiB (1,059 MiB at 150,000, with 27%
-/// more CPU time: BENCHMARKS.md, session 8).
+/// store as session 8 built it (whose ten seeds shared conversation ids, so a "conversation" was
+/// ten unrelated runs over up to three hours; fixed in session 9) windows of 250,000 core spans
+/// held up to 549,936 spans, and `check` peaked at 1,163–1,255 MiB (1,059 MiB at 150,000, with
+/// 27% more CPU time: BENCHMARKS.md, session 8).
 pub const DEFAULT_WINDOW_SPANS: u64 = 250_000;
 
 /// Estimated resident bytes per span of a window (rows, model, Arrow buffers while scanning):
