@@ -34,6 +34,19 @@ fn degraded(stats: &Stats) -> bool {
     stats.storage_degraded.load(Ordering::Relaxed) == 1
 }
 
+/// The WAL of `dir` under `--fsync always` with one record per segment (every append rotates),
+/// replaying into `replay`.
+fn one_record_segments(dir: &Path, replay: impl FnMut(u64, Vec<u8>)) -> Wal {
+    Wal::open(&layout::wal_dir(dir), FsyncPolicy::Always, 1, replay).unwrap()
+}
+
+/// The records a restart on `dir` replays, in order.
+fn replayed(dir: &Path) -> Vec<(u64, Vec<u8>)> {
+    let mut got = Vec::new();
+    drop(one_record_segments(dir, |s, p| got.push((s, p))));
+    got
+}
+
 /// Restart on `dir` with no fault, shut down cleanly, and check the store.
 fn restart_and_check(dir: &Path, acked: &BTreeSet<u64>, maybe: &BTreeSet<u64>) {
     let (p, _) = start(config(dir));
@@ -114,13 +127,7 @@ fn fsync_always_syncs_before_acknowledging_after_rotation_and_failed_writes() {
         counter.fetch_add(1, Ordering::SeqCst);
     })
     .unwrap();
-    let wal = Wal::open(
-        &layout::wal_dir(dir.path()),
-        FsyncPolicy::Always,
-        1,
-        |_, _| {},
-    )
-    .unwrap();
+    let wal = one_record_segments(dir.path(), |_, _| {});
     // Record 0 appended, not yet committed; record 1 rotates to a new segment.
     let (s0, ()) = wal.append(b"zero", |_| ()).unwrap();
     let (s1, ()) = wal.append(b"one", |_| ()).unwrap();
@@ -150,14 +157,7 @@ fn fsync_always_syncs_before_acknowledging_after_rotation_and_failed_writes() {
     fail::remove("wal::fsync");
     wal.commit(s3).unwrap();
     drop(wal);
-    let mut got = Vec::new();
-    Wal::open(
-        &layout::wal_dir(dir.path()),
-        FsyncPolicy::Always,
-        1,
-        |s, p| got.push((s, p)),
-    )
-    .unwrap();
+    let got = replayed(dir.path());
     let want: Vec<(u64, Vec<u8>)> = vec![
         (0, b"zero".to_vec()),
         (1, b"one".to_vec()),
@@ -295,15 +295,7 @@ fn checkpoint_write_failure_writes_nothing_twice() {
 fn appends_and_acknowledgements_go_on_while_a_release_writes_the_checkpoint() {
     let _s = fail::FailScenario::setup();
     let dir = tempfile::tempdir().unwrap();
-    let wal = Arc::new(
-        Wal::open(
-            &layout::wal_dir(dir.path()),
-            FsyncPolicy::Always,
-            1,
-            |_, _| {},
-        )
-        .unwrap(),
-    );
+    let wal = Arc::new(one_record_segments(dir.path(), |_, _| {}));
     let (s0, ()) = wal.append(b"zero", |_| ()).unwrap();
     wal.commit(s0).unwrap();
     // The checkpoint write blocks until the test lets it go.
@@ -343,14 +335,7 @@ fn appends_and_acknowledgements_go_on_while_a_release_writes_the_checkpoint() {
     releasing.join().unwrap().expect("the release completes");
     drop(wal);
     // Record 0 is released, record 1 is replayed: nothing lost, nothing twice.
-    let mut got = Vec::new();
-    Wal::open(
-        &layout::wal_dir(dir.path()),
-        FsyncPolicy::Always,
-        1,
-        |s, p| got.push((s, p)),
-    )
-    .unwrap();
+    let got = replayed(dir.path());
     assert_eq!(got, vec![(s1, b"one".to_vec())]);
 }
 
@@ -358,13 +343,7 @@ fn appends_and_acknowledgements_go_on_while_a_release_writes_the_checkpoint() {
 fn a_new_segment_is_not_acknowledged_until_its_directory_entry_is_durable() {
     let _s = fail::FailScenario::setup();
     let dir = tempfile::tempdir().unwrap();
-    let wal = Wal::open(
-        &layout::wal_dir(dir.path()),
-        FsyncPolicy::Always,
-        1, // every record starts a new segment
-        |_, _| {},
-    )
-    .unwrap();
+    let wal = one_record_segments(dir.path(), |_, _| {});
     let dir_syncs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&dir_syncs);
     fail::cfg_callback("wal::dir_fsync", move || {
