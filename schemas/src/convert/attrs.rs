@@ -9,11 +9,10 @@ use std::sync::Arc;
 
 use arrow::array::BooleanBufferBuilder;
 use arrow::array::{
-    ArrayRef, BinaryBuilder, BooleanArray, Float64Array, Int64Array, MapArray, StringArray,
-    StructArray,
+    ArrayRef, BinaryBuilder, BooleanArray, MapArray, PrimitiveArray, StringArray, StructArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer};
-use arrow::datatypes::{DataType, Fields};
+use arrow::datatypes::{ArrowPrimitiveType, DataType, Fields, Float64Type, Int64Type};
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValue};
 
 use super::builder::guessed_bytes;
@@ -342,25 +341,8 @@ impl AttrMapBuilder {
             str_nulls,
         )?;
 
-        let ints = std::mem::take(&mut self.ints);
-        let mut int_values = vec![0i64; n];
-        for &(i, v) in &ints {
-            int_values[i] = v;
-        }
-        let int_array = Int64Array::try_new(
-            int_values.into(),
-            sparse_nulls(n, ints.iter().map(|(i, _)| *i)),
-        )?;
-
-        let doubles = std::mem::take(&mut self.doubles);
-        let mut double_values = vec![0f64; n];
-        for &(i, v) in &doubles {
-            double_values[i] = v;
-        }
-        let double_array = Float64Array::try_new(
-            double_values.into(),
-            sparse_nulls(n, doubles.iter().map(|(i, _)| *i)),
-        )?;
+        let int_array = dense::<Int64Type>(n, &std::mem::take(&mut self.ints))?;
+        let double_array = dense::<Float64Type>(n, &std::mem::take(&mut self.doubles))?;
 
         let bools = std::mem::take(&mut self.bools);
         let mut bool_values = BooleanBufferBuilder::new(n);
@@ -452,6 +434,18 @@ impl AttrMapBuilder {
 
 /// The validity of a field set only at the entries `set` (ascending) of `n`: `None` when every
 /// entry has it, as Arrow's builders leave it.
+/// `n` values of which only the `(entry, value)` pairs of `set` are valid (the others null).
+fn dense<T: ArrowPrimitiveType>(
+    n: usize,
+    set: &[(usize, T::Native)],
+) -> Result<PrimitiveArray<T>, arrow::error::ArrowError> {
+    let mut values = vec![T::Native::default(); n];
+    for &(i, v) in set {
+        values[i] = v;
+    }
+    PrimitiveArray::<T>::try_new(values.into(), sparse_nulls(n, set.iter().map(|(i, _)| *i)))
+}
+
 fn sparse_nulls(n: usize, set: impl ExactSizeIterator<Item = usize>) -> Option<NullBuffer> {
     if set.len() == n {
         return None;
