@@ -226,8 +226,8 @@ pub async fn check_increment(
         if state.checked_files.contains(&rel) {
             continue;
         }
-        let committed = match f.stored_at {
-            Some(t) => Some(t),
+        let committed = match &f.object {
+            Some(object) => Some(object.last_modified.into()),
             None => std::fs::metadata(&f.path).and_then(|m| m.modified()).ok(),
         };
         let age = committed
@@ -236,7 +236,7 @@ pub async fn check_increment(
         if settling && age < options.settle {
             waiting += 1;
         } else {
-            new.push((rel, f.path.as_path()));
+            new.push((rel, f));
         }
     }
     let mut summary = Summary {
@@ -253,8 +253,10 @@ pub async fn check_increment(
         });
     }
     let fresh = match &snapshot.remote {
-        Some(source) => NewData::read_remote(source, new.iter().map(|(_, p)| *p)).await?,
-        None => NewData::read(new.iter().map(|(_, p)| *p))?,
+        Some(source) => {
+            NewData::read_remote(source, new.iter().filter_map(|(_, f)| f.object.as_ref())).await?
+        }
+        None => NewData::read(new.iter().map(|(_, f)| f.path.as_path()))?,
     };
     summary.new_files = new.len();
     summary.new_spans = fresh.rows;

@@ -14,7 +14,7 @@ use arrow::datatypes::Int64Type;
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use datafusion::object_store::path::Path as ObjectPath;
-use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::arrow_reader::{
     ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
@@ -71,29 +71,22 @@ impl NewData {
         Ok(out)
     }
 
-    /// The same for objects of a store on object storage (`keys` as the snapshot lists them),
-    /// one object at a time, each with ranged GETs of its footer and the four column chunks.
+    /// The same for objects of a store on object storage (as the snapshot listed them), one
+    /// object at a time, each with ranged GETs of its footer and the four column chunks.
     pub async fn read_remote<'a>(
         source: &RemoteSource,
-        keys: impl IntoIterator<Item = &'a Path>,
+        objects: impl IntoIterator<Item = &'a ObjectMeta>,
     ) -> Result<Self, NewPartError> {
         let mut out = Self::default();
-        for key in keys {
+        for object in objects {
             let error = |error: String| NewPartError {
-                path: PathBuf::from(source.location.object_url(&object_path(key))),
+                path: PathBuf::from(source.location.object_url(&object.location)),
                 error,
             };
-            let path = object_path(key);
-            let size = source
-                .store
-                .head(&path)
-                .await
-                .map_err(|e| error(e.to_string()))?
-                .size;
             let reader = ObjectReader {
                 store: source.store.clone(),
-                path,
-                size,
+                path: object.location.clone(),
+                size: object.size,
             };
             let builder = ParquetRecordBatchStreamBuilder::new_with_options(
                 reader,
@@ -218,9 +211,4 @@ impl AsyncFileReader for ObjectReader {
         }
         .boxed()
     }
-}
-
-/// The object key of a remote part file (the snapshot keeps keys as paths).
-fn object_path(key: &Path) -> ObjectPath {
-    ObjectPath::from(key.to_string_lossy().as_ref())
 }

@@ -125,9 +125,9 @@ pub struct PartInfo {
     /// `(date, hour)` from its `date=…/hour=…` directories.
     pub partition: Option<(String, String)>,
     pub wal: Option<collector::store::verify::WalRange>,
-    /// When an object of a store on object storage was stored (its `Last-Modified`); `None` for
-    /// a local file, whose modification time is read when needed.
-    pub stored_at: Option<std::time::SystemTime>,
+    /// The object's listing entry (key, size, `Last-Modified`) for a store on object storage;
+    /// `None` for a local file, whose metadata is read when needed.
+    pub object: Option<datafusion::object_store::ObjectMeta>,
 }
 
 /// The store as it was when the snapshot was taken.
@@ -197,7 +197,7 @@ impl Snapshot {
                         partition: partition_of_path(&path),
                         rows: footer.rows,
                         wal: footer.wal,
-                        stored_at: None,
+                        object: None,
                         path,
                     }),
                     Err(e) => unreadable.push(Unreadable {

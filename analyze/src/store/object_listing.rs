@@ -115,7 +115,7 @@ impl RemoteSource {
             partition: partition_of_path(&path),
             rows: u64::try_from(fm.num_rows()).unwrap_or(0),
             wal: WalRange::of_footer(fm),
-            stored_at: Some(meta.last_modified.into()),
+            object: Some(meta.clone()),
             path,
         })
     }
