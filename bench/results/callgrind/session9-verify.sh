@@ -9,7 +9,7 @@ set -euo pipefail
 BIN=$1; NAME=$2
 TL=${TL:-tripline}
 OUT=${WORK:-/tmp}/verify-$NAME; rm -rf $OUT; mkdir -p $OUT
-for input in synth:${SYNTH:-/tmp/synth-pb} samples:./samples/traces:./samples/traces-2026-07-28 recordings:/work/shared/recordings; do
+for input in synth:${SYNTH:-/tmp/synth-pb} samples:./samples/traces:./samples/traces-2026-07-28 recordings:${RECORDINGS:-../shared/recordings}; do
   label=${input%%:*}; paths=${input#*:}
   D=$OUT/$label; mkdir -p $D
   $BIN --data-dir $D/store --http 127.0.0.1:0 --grpc 127.0.0.1:0 > $D/collect.log 2>&1 &
