@@ -124,13 +124,20 @@ impl Pipeline {
             Arc::clone(&control),
         );
         let writer_nice = config.writer_nice;
+        // The writer thread lowers its own priority (only a thread can name itself); the open
+        // waits for that, so a collector that says it is listening runs its writer at the nice
+        // it was given, never briefly at the default.
+        let (prioritised_tx, prioritised_rx) = mpsc::sync_channel::<()>(1);
         let handle = std::thread::Builder::new()
             .name("tripline-batcher".into())
             .spawn(move || {
                 crate::store::writer_priority::lower_current_thread_priority(writer_nice);
+                let _ = prioritised_tx.send(());
                 batcher.run(rx)
             })
             .map_err(PipelineError::Thread)?;
+        // An Err means the thread ended before it got there; joining it at shutdown reports why.
+        let _ = prioritised_rx.recv();
 
         let queue = WriterQueue::new(config.max_queue_batches, config.max_queue_bytes);
         let mut committed = CommittedRecords::for_store(&config, &checkpoint.epoch);
