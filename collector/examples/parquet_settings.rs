@@ -1,0 +1,154 @@
+//! The Parquet write of `request_path`'s batches (same synthetic requests, converted the same
+//! way, one file, one write per request as the batcher does) with writer settings changed from
+//! the environment: prices a setting under callgrind before anyone changes
+//! `schemas::parquet_props` (BENCHMARKS.md, "Collector instructions per span, session 10").
+//! `TT_KEEP=<path>` keeps the file, so readers can check they read the same rows from it.
+//!
+//! ```sh
+//! TT_CODEC=snappy valgrind --tool=callgrind --toggle-collect='*parquet_settings::measured*' \
+//!   target/bench-dev/examples/parquet_settings 20 1000
+//! ```
+//!
+//! - `TT_CODEC=zstd|snappy|lz4raw|none`: codec of every column;
+//! - `TT_CONTENT_CODEC=...`: codec of the content payload columns only (after `TT_CODEC`);
+//! - `TT_V2=1`: data page v2 (encodings kept PLAIN where no dictionary is used);
+//! - `TT_DICT_MAPS=1`: dictionary encoding on the `key`, `type` and `str` leaves of the
+//!   top-level attribute maps;
+//! - `TT_NULL_COLS=a,b`: these columns written as all-null (what a column costs per row);
+//! - `TT_CONCAT=n`: n batches joined (inside the measurement) before each write.
+
+use std::sync::Arc;
+
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::properties::WriterVersion;
+use parquet::schema::types::ColumnPath;
+use synth::{RequestBuilder, SpanMix};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const NOW: u64 = 1_800_000_000_000_000_000;
+
+fn codec(name: &str) -> Result<Compression, String> {
+    Ok(match name {
+        "zstd" => Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| e.to_string())?),
+        "snappy" => Compression::SNAPPY,
+        "lz4raw" => Compression::LZ4_RAW,
+        "none" => Compression::UNCOMPRESSED,
+        other => {
+            return Err(format!(
+                "unknown codec {other:?}: use zstd, snappy, lz4raw or none"
+            ))
+        }
+    })
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let requests: usize = args.next().map_or(Ok(20), |a| a.parse())?;
+    let spans: usize = args.next().map_or(Ok(1000), |a| a.parse())?;
+    collector::allocator::configure();
+    let mut builder = RequestBuilder::new(1, SpanMix::default()).with_fixed_clock(NOW);
+    let bodies: Vec<Vec<u8>> = (0..=requests)
+        .map(|_| prost::Message::encode_to_vec(&builder.build(spans)))
+        .collect();
+    let null_cols: Vec<String> = std::env::var("TT_NULL_COLS")
+        .map(|s| s.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let batches = bodies[1..]
+        .iter()
+        .map(|body| {
+            let request = schemas::decode::decode_protobuf(body)?;
+            let ingest = schemas::convert::IngestContext {
+                received_at_unix_nano: NOW as i64,
+                source: "otlp-http".to_string(),
+                redact_content: false,
+            };
+            let batch = schemas::convert::convert_request(&request, &ingest).batch;
+            if null_cols.is_empty() {
+                return Ok(batch);
+            }
+            let schema = batch.schema();
+            let columns = schema
+                .fields()
+                .iter()
+                .zip(batch.columns())
+                .map(|(f, c)| {
+                    if null_cols.iter().any(|n| n == f.name()) {
+                        arrow::array::new_null_array(f.data_type(), batch.num_rows())
+                    } else {
+                        Arc::clone(c)
+                    }
+                })
+                .collect();
+            Ok(arrow::record_batch::RecordBatch::try_new(schema, columns)?)
+        })
+        .collect::<Result<Vec<_>, Box<dyn std::error::Error>>>()?;
+
+    let mut b = schemas::parquet_props::writer_properties().into_builder();
+    if let Ok(c) = std::env::var("TT_CODEC") {
+        b = b.set_compression(codec(&c)?);
+    }
+    if let Ok(c) = std::env::var("TT_CONTENT_CODEC") {
+        for (_, column) in schemas::columns::CONTENT_COLUMNS {
+            b = b.set_column_compression(ColumnPath::from(*column), codec(&c)?);
+        }
+    }
+    if std::env::var("TT_DICT_MAPS").is_ok() {
+        let maps = schemas::columns::COLUMNS
+            .iter()
+            .filter(|c| c.ty == schemas::columns::ColumnType::AttributeMap);
+        for c in maps {
+            for leaf in [&["key"][..], &["value", "type"], &["value", "str"]] {
+                let mut path = vec![c.name.to_string(), "key_value".to_string()];
+                path.extend(leaf.iter().map(|p| p.to_string()));
+                b = b.set_column_dictionary_enabled(ColumnPath::new(path), true);
+            }
+        }
+    }
+    if std::env::var("TT_V2").is_ok() {
+        b = b
+            .set_writer_version(WriterVersion::PARQUET_2_0)
+            .set_encoding(Encoding::PLAIN);
+    }
+    let props = b.build();
+    let out = tempfile::tempdir()?;
+    let path = out.path().join("x.parquet");
+    let bytes = measured(&path, &batches, props)?;
+    println!("parquet: {bytes} bytes");
+    if let Ok(keep) = std::env::var("TT_KEEP") {
+        std::fs::copy(&path, keep)?;
+    }
+    Ok(())
+}
+
+/// One file, one write per batch, as the batcher does (callgrind `--toggle-collect` target).
+#[inline(never)]
+fn measured(
+    path: &std::path::Path,
+    batches: &[arrow::record_batch::RecordBatch],
+    props: parquet::file::properties::WriterProperties,
+) -> Result<u64, Box<dyn std::error::Error>> {
+    let file = std::fs::File::create(path)?;
+    let mut w = ArrowWriter::try_new(file, schemas::span_schema(), Some(props))?;
+    let concat: usize = std::env::var("TT_CONCAT").map_or(Ok(1), |c| c.parse())?;
+    for group in batches.chunks(concat) {
+        let joined;
+        let batch = if group.len() == 1 {
+            &group[0]
+        } else {
+            joined = arrow::compute::concat_batches(&schemas::span_schema(), group)?;
+            &joined
+        };
+        w.write(batch)?;
+        if w.in_progress_rows() >= schemas::parquet_props::DEFAULT_ROW_GROUP_ROWS
+            || w.in_progress_size() >= schemas::parquet_props::MAX_ROW_GROUP_BYTES
+        {
+            w.flush()?;
+        }
+    }
+    let f = w.into_inner()?;
+    f.sync_all()?;
+    Ok(std::fs::metadata(path)?.len())
+}
