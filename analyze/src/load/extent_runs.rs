@@ -203,7 +203,6 @@ impl ExtentRuns {
         if let Some(done) = open {
             close(done, &mut traces);
         }
-        drop(close);
         conversations.extend(self.links);
         conversations.sort_unstable();
         conversations.dedup();
