@@ -12,8 +12,9 @@ use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, SpanRow, TraceId};
 use crate::policy::Policy;
 use crate::reports::{Aggregate, Built, Owned, ReportKind};
+use crate::rules::spill::SpillOptions;
 use crate::rules::tl011_catalog_drift::{diff_catalogs, DiffReport, RunCatalog};
-use crate::rules::{run, Report, Rule, RuleInput, RULES};
+use crate::rules::{run, Report, Rule, RuleInput, StreamedReport, RULES};
 use crate::store::Scanned;
 use crate::window::{check_windows, each_window, WindowError, WindowOptions, WindowStats};
 
@@ -51,16 +52,38 @@ pub async fn check_store(
     Ok((model, report, scan.scanned))
 }
 
-/// `check`: the rules over the store window by window ([`crate::window`]), in bounded memory,
-/// with the findings and coverage of one model of the whole store. A scan that reads no span is
-/// an error.
+/// `check`: the rules over the store window by window ([`crate::window`]), with the findings and
+/// coverage of one model of the whole store, every finding in memory. A scan that reads no span
+/// is an error.
 pub async fn check_store_bounded(
     data_dir: &Path,
     filter: &ScanFilter,
     policy: &Policy,
-    rules: &[&dyn Rule],
+    rules: &[&'static dyn Rule],
     options: &WindowOptions,
 ) -> Result<(Report, Scanned, WindowStats), WindowError> {
+    let (streamed, scanned, stats) = check_store_streamed(
+        data_dir,
+        filter,
+        policy,
+        rules,
+        options,
+        SpillOptions::in_memory(),
+    )
+    .await?;
+    Ok((streamed.into_report()?, scanned, stats))
+}
+
+/// [`check_store_bounded`] in bounded memory: findings beyond `spill`'s bound wait on disk
+/// (sorted runs, merged in report order as they are read from the [`StreamedReport`]).
+pub async fn check_store_streamed(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    policy: &Policy,
+    rules: &[&'static dyn Rule],
+    options: &WindowOptions,
+    spill: SpillOptions,
+) -> Result<(StreamedReport, Scanned, WindowStats), WindowError> {
     check_windows(
         data_dir,
         filter,
@@ -68,6 +91,7 @@ pub async fn check_store_bounded(
         rules,
         &projection_for(rules),
         options,
+        spill,
     )
     .await
 }

@@ -163,6 +163,11 @@ pub struct CheckArgs {
     #[arg(long, value_name = "N", default_value_t = crate::window::DEFAULT_WINDOW_SPANS,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub window_spans: u64,
+    /// Where findings wait on disk once more than 100,000 are held (sorted runs in a temporary
+    /// directory, removed on exit; TRIPLINE_SPILL_FINDINGS sets the number). Default: the system
+    /// temp dir (TMPDIR).
+    #[arg(long, value_name = "DIR")]
+    pub spill_dir: Option<PathBuf>,
     #[command(flatten)]
     pub scan: ScanArgs,
     /// `--since last`: the state file (what was checked and reported; docs/incremental.md).
@@ -438,31 +443,57 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
         window_spans: args.window_spans,
         memory_limit: args.memory_limit,
     };
-    let scan = runtime()?.block_on(crate::check::check_store_bounded(
-        data_dir, &filter, &policy, &selected, &options,
+    let spill = crate::rules::spill::SpillOptions {
+        dir: args.spill_dir.clone(),
+        ..Default::default()
+    };
+    if args.spill_dir.is_some() {
+        spill.check_writable()?;
+    }
+    let scan = runtime()?.block_on(crate::check::check_store_streamed(
+        data_dir, &filter, &policy, &selected, &options, spill,
     ));
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    let (report, scanned, _windows) = scan?;
+    let (streamed, scanned, _windows) = scan?;
     tell_scanned(ui, &scanned, args.format != Format::Json);
-    let (policy_path, data_path) = (
-        args.policy.as_ref().map(|p| p.display().to_string()),
-        data_dir.display().to_string(),
-    );
-    let artifact = match &policy_path {
-        Some(p) => render::SarifArtifact::Policy(p),
-        None => render::SarifArtifact::DataDir(&data_path),
-    };
-    emit(&render::render_check(
-        &report,
-        Some(&scanned),
-        args.format,
-        &ui.style(),
-        ui.quiet,
-        artifact,
-    ))?;
-    Ok(if report.count_at_or_above(args.fail_on) > 0 {
+    let failing = streamed.count_at_or_above(args.fail_on) > 0;
+    if args.format == Format::Json {
+        // Straight to stdout, the findings merged from memory and disk as they are written.
+        let crate::rules::StreamedReport {
+            mut findings,
+            coverage,
+        } = streamed;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        let written =
+            render::write_json_streamed(&mut out, &mut findings, &coverage, Some(&scanned))
+                .and_then(|()| out.flush());
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            r => r.context("cannot write the findings to stdout")?,
+        }
+    } else {
+        // Table, SARIF and Markdown group or wrap the findings: they are collected first.
+        let report = streamed.into_report()?;
+        let (policy_path, data_path) = (
+            args.policy.as_ref().map(|p| p.display().to_string()),
+            data_dir.display().to_string(),
+        );
+        let artifact = match &policy_path {
+            Some(p) => render::SarifArtifact::Policy(p),
+            None => render::SarifArtifact::DataDir(&data_path),
+        };
+        emit(&render::render_check(
+            &report,
+            Some(&scanned),
+            args.format,
+            &ui.style(),
+            ui.quiet,
+            artifact,
+        ))?;
+    }
+    Ok(if failing {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -39,7 +39,8 @@ use crate::load::{log_join, scan_window, trace_filter, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, SpanRow, TraceId};
 use crate::policy::Policy;
-use crate::rules::{Catalog, GuardrailFacts, Partial, Report, Rule, RuleInput};
+use crate::rules::spill::{FindingSpill, SpillError, SpillOptions};
+use crate::rules::{Catalog, GuardrailFacts, Partial, Rule, RuleInput, StreamedReport};
 use crate::store::Scanned;
 
 /// How far around a window's core other traces are read as context: five times the stitching
@@ -88,6 +89,9 @@ impl Default for WindowOptions {
 pub enum WindowError {
     #[error(transparent)]
     Load(LoadError),
+    /// The findings could not be spilled to (or read back from) the temporary directory.
+    #[error(transparent)]
+    Spill(#[from] SpillError),
     /// A scan needed more than the memory pool holds.
     #[error("--memory-limit {} is too small to {stage}: {cause}; raise --memory-limit", human(.limit))]
     ScanTooLarge {
@@ -360,16 +364,21 @@ fn groups(traces: &[TraceExtent], conversations: &[(TraceId, u64)]) -> Groups {
     Groups { order, groups }
 }
 
-/// Runs `rules` over the store window by window (see the module docs).
+/// Runs `rules` over the store window by window (see the module docs). The findings of each
+/// window go to a [`FindingSpill`] as soon as it is judged: held up to `spill`'s bound, then
+/// written out as sorted runs, and read back in report order from the [`StreamedReport`].
 pub async fn check_windows(
     data_dir: &Path,
     filter: &ScanFilter,
     policy: &Policy,
-    rules: &[&dyn Rule],
+    rules: &[&'static dyn Rule],
     projection: &Projection,
     options: &WindowOptions,
-) -> Result<(Report, Scanned, WindowStats), WindowError> {
+    spill: SpillOptions,
+) -> Result<(StreamedReport, Scanned, WindowStats), WindowError> {
     let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
+    let mut spilled = FindingSpill::new(rules, spill);
+    let mut failed: Option<SpillError> = None;
     let (scanned, stats, facts) = each_window(
         data_dir,
         filter,
@@ -377,20 +386,41 @@ pub async fn check_windows(
         options,
         |model, core, facts| {
             let input = RuleInput::window(model, policy, facts.clone(), core);
-            for (acc, part) in merged.iter_mut().zip(crate::rules::scan_all(rules, &input)) {
+            for (i, (acc, mut part)) in merged
+                .iter_mut()
+                .zip(crate::rules::scan_all(rules, &input))
+                .enumerate()
+            {
+                // Window findings leave the partial in window order: the order the rule would
+                // report them in from the merged partial.
+                let findings = std::mem::take(&mut part.findings);
                 acc.merge(part);
+                if failed.is_none() {
+                    if let Err(e) = spilled.push(i, findings) {
+                        failed = Some(e);
+                    }
+                }
             }
         },
     )
     .await?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
     let (empty, no_core) = (Model::default(), HashSet::new());
     let input = RuleInput::window(&empty, policy, facts, &no_core);
-    let outcomes = rules
-        .iter()
-        .zip(merged)
-        .map(|(r, p)| r.finish(p, &input))
-        .collect();
-    Ok((crate::rules::report(rules, outcomes), scanned, stats))
+    let mut keep = Vec::with_capacity(rules.len());
+    let mut coverage = Vec::with_capacity(rules.len());
+    for (i, (r, p)) in rules.iter().zip(merged).enumerate() {
+        keep.push(r.keeps_window_findings(&p, &input));
+        let outcome = r.finish(p, &input);
+        let mut cov = outcome.coverage;
+        cov.rule = r.code();
+        coverage.push(cov);
+        spilled.push(i, outcome.findings)?;
+    }
+    let findings = spilled.finish(keep)?;
+    Ok((StreamedReport { findings, coverage }, scanned, stats))
 }
 
 /// The store-wide facts of pass 1 every window's rules read: the tool catalog and the

@@ -11,10 +11,11 @@ mod common;
 
 use std::path::Path;
 
-use analyze::check::{check_store, check_store_bounded};
+use analyze::check::{check_store, check_store_bounded, check_store_streamed};
 use analyze::load::ScanFilter;
 use analyze::policy::Policy;
-use analyze::render::render_json_with;
+use analyze::render::{render_json_with, write_json_streamed};
+use analyze::rules::spill::SpillOptions;
 use analyze::rules::RULES;
 use analyze::window::{WindowError, WindowOptions, WindowStats};
 use common::stores::{ingest, orphans_across_boundaries, rt};
@@ -45,8 +46,45 @@ fn windowed(dir: &Path, policy: &Policy, window_spans: u64) -> (String, WindowSt
     (render_json_with(&report, Some(&scanned)), stats)
 }
 
-/// The windowed JSON equals the whole-store JSON at every window size; returns the number of
-/// windows at the smallest size.
+/// `check --format json` in windows of `window_spans` spans, holding at most `max_held` findings
+/// (the rest spilled to a temporary directory), written as the CLI writes it; and the number of
+/// sorted runs the findings were merged from.
+fn spilled(dir: &Path, policy: &Policy, window_spans: u64, max_held: usize) -> (String, usize) {
+    let options = WindowOptions {
+        window_spans,
+        memory_limit: None,
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let spill = SpillOptions {
+        max_held,
+        dir: Some(tmp.path().to_path_buf()),
+    };
+    let (streamed, scanned, _) = rt()
+        .block_on(check_store_streamed(
+            dir,
+            &ScanFilter::default(),
+            policy,
+            RULES,
+            &options,
+            spill,
+        ))
+        .unwrap();
+    let runs = streamed.findings.spilled_runs();
+    let mut findings = streamed.findings;
+    let mut out = Vec::new();
+    write_json_streamed(&mut out, &mut findings, &streamed.coverage, Some(&scanned)).unwrap();
+    drop(findings);
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "the spill directory is removed"
+    );
+    (String::from_utf8(out).unwrap(), runs)
+}
+
+/// The windowed JSON equals the whole-store JSON at every window size, and so does the JSON of
+/// a check whose findings spill to disk (at most 2 held, windows of the smallest size); returns
+/// the number of windows at the smallest size.
 fn assert_same(dir: &Path, policy: &Policy, sizes: &[u64]) -> usize {
     let expected = whole(dir, policy);
     let findings = serde_json::from_str::<serde_json::Value>(&expected).unwrap()["findings"]
@@ -73,6 +111,15 @@ fn assert_same(dir: &Path, policy: &Policy, sizes: &[u64]) -> usize {
         }
         most = most.max(stats.windows);
     }
+    let (got, runs) = spilled(dir, policy, sizes[0], 2);
+    assert!(
+        runs > 0 || findings <= 2,
+        "{findings} findings, no run spilled"
+    );
+    assert!(
+        got == expected,
+        "findings spilled in {runs} runs: JSON differs from the whole-store check"
+    );
     most
 }
 

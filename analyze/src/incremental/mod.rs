@@ -162,7 +162,7 @@ pub async fn check_increment(
     state: &mut CheckState,
     filter: &ScanFilter,
     policy: &Policy,
-    rules: &[&dyn Rule],
+    rules: &[&'static dyn Rule],
     options: &Options,
     now: SystemTime,
 ) -> Result<Increment, IncrementError> {

@@ -5,8 +5,9 @@
 //! and which traces share a conversation (a conversation is judged whole, so its traces go to one
 //! window). One streamed scan of the light columns (trace id, start and end, partition,
 //! conversation id, guardrail name, decision and tool) gives all of it: each scan task folds its
-//! batches into its own per-trace extents, partition ranges, conversation links and guardrail
-//! decisions as they arrive, and the tasks' results are merged (not five DataFusion hash
+//! batches into its own per-trace extents (bounded maps flushed as sorted runs:
+//! [`super::extent_runs`]), partition ranges, conversation links and guardrail decisions as they
+//! arrive, and the tasks' results are merged (not five DataFusion hash
 //! aggregates, one scan each: those held 700+ MiB at 10M spans, pages the allocator then kept
 //! for the rest of the run). The state is held in the memory pool (`--memory-limit`); the rows
 //! never become `SpanRow`s. The store's MCP tool catalog (`tools/list` results, a few spans) is
@@ -28,6 +29,7 @@ use datafusion::prelude::{cast as cast_expr, col, lit, Expr, SessionConfig, Sess
 use futures::StreamExt;
 use schemas::schema::col as c;
 
+use super::extent_runs::{Extent, ExtentRuns, NO_CONVERSATION};
 use super::{wal_spans_matching, RowReader, ScanFilter, TABLE};
 use crate::error::LoadError;
 use crate::model::span::MODEL_OPERATIONS;
@@ -271,30 +273,10 @@ async fn index_once(
     let Pass1 {
         traces,
         partitions,
-        links,
         guardrails,
     } = acc;
-    let mut conversations: Vec<(TraceId, u64)> =
-        Vec::with_capacity(traces.len().saturating_add(links.len()));
-    conversations.extend(links);
-    let mut traces: Vec<TraceExtent> = traces
-        .into_iter()
-        .map(|(trace, e)| {
-            if e.conversation != NO_CONVERSATION {
-                conversations.push((trace, e.conversation));
-            }
-            TraceExtent {
-                trace,
-                first_ns: e.first_ns,
-                last_start_ns: e.last_start_ns,
-                end_ns: if e.has_end { e.end_ns } else { e.last_start_ns },
-                spans: e.spans,
-            }
-        })
-        .collect();
-    conversations.shrink_to_fit();
-    // Deterministic order (the map's is not): the plan ties on it.
-    traces.sort_unstable_by_key(|t| t.trace);
+    // In trace order (deterministic: the plan ties on it), each trace once.
+    let (traces, conversations) = traces.finish();
     let mut partitions: Vec<PartitionRange> = partitions
         .into_iter()
         .map(|((date, hour), (first_ns, last_ns))| PartitionRange {
@@ -305,8 +287,6 @@ async fn index_once(
         })
         .collect();
     partitions.sort_unstable_by(|a, b| (&a.date, a.hour).cmp(&(&b.date, b.hour)));
-    conversations.sort_unstable();
-    conversations.dedup();
     // Listings only: model calls carry the definitions shown to the model (heavy, and not the
     // servers' catalog), so they are dropped before their rows are decoded; only the columns
     // the catalog reads are decoded.
@@ -347,74 +327,20 @@ const CATALOG_COLUMNS: &[&str] = &[
     c::TOOL_DEFINITIONS,
 ];
 
-/// [`Extent::conversation`] of a trace no span of which has a conversation id.
-const NO_CONVERSATION: u64 = 0;
-
 /// The hash of a conversation id as pass 1 links traces by it (never [`NO_CONVERSATION`]).
 fn conversation_hash(hasher: &impl BuildHasher, id: &str) -> u64 {
     hasher.hash_one(id).max(1)
 }
 
-/// One trace's extent while pass 1 reads it.
-#[derive(Clone, Copy)]
-struct Extent {
-    first_ns: i64,
-    last_start_ns: i64,
-    end_ns: i64,
-    /// The hash of the first conversation id seen on the trace, or [`NO_CONVERSATION`]. Almost
-    /// every trace has one conversation at most, so its link lives here, in the entry the trace
-    /// has anyway; another, different one goes to [`Pass1::links`]. (A set of every (trace,
-    /// conversation) pair took 24 bytes per trace plus its table, about 400 MiB of pass 1's peak
-    /// at 100M spans.)
-    conversation: u64,
-    has_end: bool,
-    spans: u64,
-}
-
-impl Extent {
-    /// Folds `o` (the same trace) in; a second distinct conversation goes to `links`.
-    fn merge_with_links(
-        &mut self,
-        trace: TraceId,
-        o: &Extent,
-        links: &mut std::collections::HashSet<(TraceId, u64), Fast>,
-    ) {
-        if o.conversation != NO_CONVERSATION && o.conversation != self.conversation {
-            if self.conversation == NO_CONVERSATION {
-                self.conversation = o.conversation;
-            } else {
-                links.insert((trace, o.conversation));
-            }
-        }
-        self.merge(o);
-    }
-
-    fn merge(&mut self, o: &Extent) {
-        self.first_ns = self.first_ns.min(o.first_ns);
-        self.last_start_ns = self.last_start_ns.max(o.last_start_ns);
-        if o.has_end {
-            self.end_ns = if self.has_end {
-                self.end_ns.max(o.end_ns)
-            } else {
-                o.end_ns
-            };
-            self.has_end = true;
-        }
-        self.spans += o.spans;
-    }
-}
-
 type Fast = foldhash::fast::RandomState;
 
-/// What one scan task of pass 1 has folded so far: per trace its extent (with its first
-/// conversation), per partition its start range, the further (trace, conversation hash) links of
-/// traces with more than one conversation, and the guardrails' decisions.
+/// What one scan task of pass 1 has folded so far: per trace its extent (with its
+/// conversations, in bounded maps and sorted runs: [`ExtentRuns`]), per partition its start
+/// range, and the guardrails' decisions.
 #[derive(Default)]
 struct Pass1 {
-    traces: std::collections::HashMap<TraceId, Extent, Fast>,
+    traces: ExtentRuns,
     partitions: std::collections::HashMap<(String, i32), (i64, i64), Fast>,
-    /// Links beyond each trace's first conversation (rare).
-    links: std::collections::HashSet<(TraceId, u64), Fast>,
     guardrails: GuardrailFacts,
 }
 
@@ -472,11 +398,7 @@ impl Pass1 {
                 has_end: !end.is_null(i),
                 spans: 1,
             };
-            let links = &mut self.links;
-            self.traces
-                .entry(trace)
-                .and_modify(|x| x.merge_with_links(trace, &e, links))
-                .or_insert(e);
+            self.traces.add(trace, e);
             if !name.is_null(i) || decided.value(i) {
                 self.guardrails.add(
                     (!name.is_null(i)).then(|| name.value(i)),
@@ -488,31 +410,18 @@ impl Pass1 {
         Ok(())
     }
 
-    /// Bytes held (hash tables at their capacity).
+    /// Bytes held (hash tables at their capacity, runs).
     fn bytes(&self) -> usize {
-        self.traces.capacity() * (std::mem::size_of::<(TraceId, Extent)>() + 1)
-            + self.links.capacity() * (std::mem::size_of::<(TraceId, u64)>() + 1)
-            + self.partitions.capacity() * 64
+        self.traces.bytes() + self.partitions.capacity() * 64
     }
 
     fn merge(&mut self, o: Pass1) {
-        if self.traces.len() < o.traces.len() {
-            let mine = std::mem::replace(self, o);
-            return self.merge(mine);
-        }
-        let links = &mut self.links;
-        for (t, e) in o.traces {
-            self.traces
-                .entry(t)
-                .and_modify(|x| x.merge_with_links(t, &e, links))
-                .or_insert(e);
-        }
+        self.traces.absorb(o.traces);
         for (k, (a, b)) in o.partitions {
             let r = self.partitions.entry(k).or_insert((a, b));
             r.0 = r.0.min(a);
             r.1 = r.1.max(b);
         }
-        self.links.extend(o.links);
         self.guardrails.any_decision |= o.guardrails.any_decision;
         self.guardrails.decided_on.extend(o.guardrails.decided_on);
     }
@@ -607,11 +516,6 @@ mod tests {
         .unwrap()
     }
 
-    fn extent(acc: &Pass1, id: u8) -> (i64, i64, i64, bool, u64) {
-        let e = acc.traces[&TraceId([id; 16])];
-        (e.first_ns, e.last_start_ns, e.end_ns, e.has_end, e.spans)
-    }
-
     #[test]
     fn one_scan_folds_extents_partitions_links_and_guardrails_and_merges_across_tasks() {
         let a = batch(&[
@@ -660,12 +564,26 @@ mod tests {
         x.add(&a).unwrap();
         y.add(&b).unwrap();
         x.merge(y);
-        for acc in [&one, &x] {
+        for acc in [one, x] {
+            let Pass1 {
+                traces,
+                partitions,
+                guardrails,
+            } = acc;
+            let (traces, conversations) = traces.finish();
+            let extent = |id: u8| {
+                let t = traces
+                    .iter()
+                    .find(|t| t.trace == TraceId([id; 16]))
+                    .unwrap();
+                (t.first_ns, t.last_start_ns, t.end_ns, t.spans)
+            };
+            assert_eq!(traces.len(), 2);
             // trace 1: first 40, last start 95, latest end 70 (null ends ignored), 3 spans
-            assert_eq!(extent(acc, 1), (40, 95, 70, true, 3));
-            // trace 2: no end at all (the index then uses the last start)
-            assert_eq!(extent(acc, 2), (80, 90, 0, false, 2));
-            let mut parts: Vec<_> = acc.partitions.iter().collect();
+            assert_eq!(extent(1), (40, 95, 70, 3));
+            // trace 2: no end at all: the index uses the last start
+            assert_eq!(extent(2), (80, 90, 90, 2));
+            let mut parts: Vec<_> = partitions.iter().collect();
             parts.sort();
             assert_eq!(
                 parts,
@@ -674,16 +592,13 @@ mod tests {
                     (&("2026-11-02".to_string(), 11), &(80, 95))
                 ]
             );
-            // (1, c1) once, on the trace's extent; (1, c2) as a further link.
-            assert_ne!(acc.traces[&TraceId([1; 16])].conversation, NO_CONVERSATION);
-            assert_eq!(acc.traces[&TraceId([2; 16])].conversation, NO_CONVERSATION);
-            assert_eq!(acc.links.len(), 1, "(1, c2) only");
-            assert!(!acc
-                .links
-                .contains(&(TraceId([1; 16]), acc.traces[&TraceId([1; 16])].conversation)));
-            assert!(acc.guardrails.any_decision);
+            // (1, c1) and (1, c2), each once; trace 2 has no conversation.
+            assert_eq!(conversations.len(), 2, "{conversations:?}");
+            assert!(conversations.iter().all(|(t, _)| *t == TraceId([1; 16])));
+            assert_ne!(conversations[0].1, conversations[1].1);
+            assert!(guardrails.any_decision);
             assert_eq!(
-                acc.guardrails.decided_on.iter().collect::<Vec<_>>(),
+                guardrails.decided_on.iter().collect::<Vec<_>>(),
                 vec![&("g".to_string(), "t".to_string())]
             );
         }

@@ -13,6 +13,7 @@
 //! the rows. [`log_join`] first joins OTLP log records (GenAI events, table `logs`) to the rows of
 //! their spans, so content sent as events feeds the same derived facts as span attributes.
 
+mod extent_runs;
 pub mod index;
 pub mod log_join;
 pub mod rows;

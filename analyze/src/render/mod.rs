@@ -6,7 +6,8 @@
 //! print, see [`Format::parser`]) and one table preset ([`Style::table`]) sized to the terminal,
 //! so every command looks and behaves alike. Every renderer returns a `String`, so the CLI writes
 //! it in one go (and treats a closed pipe as success), and tests snapshot exactly what the user
-//! sees.
+//! sees; `check --format json` also has a writer form ([`write_json_streamed`]) giving the same
+//! bytes, so a windowed check never holds its whole document.
 
 mod check_table;
 mod diff;
@@ -23,7 +24,7 @@ mod verify;
 
 pub use check_table::render_table;
 pub use diff::render_diff;
-pub use json::{render_json, render_json_incremental, render_json_with};
+pub use json::{render_json, render_json_incremental, render_json_with, write_json_streamed};
 pub use json_lines::{render_batch_line, render_finding_line};
 pub use markdown::render_markdown;
 pub use query::{render_batches, RenderError};

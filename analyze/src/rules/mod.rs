@@ -15,6 +15,7 @@
 pub mod finding;
 pub mod input;
 pub mod partial;
+pub mod spill;
 
 mod tl001_unstructured_tool_result;
 mod tl002_unconfirmed_write;
@@ -131,6 +132,13 @@ pub trait Rule: Sync {
     /// The outcome from the merged partials of every window ([`Partial::merge`]). `input` gives
     /// the policy, the store's catalog and the options; its model may be empty.
     fn finish(&self, partial: Partial, input: &RuleInput) -> RuleOutcome;
+    /// Whether [`Rule::finish`] reports the window findings of `partial` (`partial.findings`),
+    /// decided before `finish` takes it: a windowed check may have spilled them to disk
+    /// ([`spill`]). Rules that drop them on a store-wide fact say so here, and `finish` must
+    /// agree.
+    fn keeps_window_findings(&self, _partial: &Partial, _input: &RuleInput) -> bool {
+        true
+    }
     /// Runs the rule over one model, the whole store as one window.
     fn check(&self, input: &RuleInput) -> RuleOutcome {
         self.finish(self.scan(input), input)
@@ -192,6 +200,29 @@ impl Report {
             .iter()
             .filter(|f| f.severity >= threshold)
             .count()
+    }
+}
+
+/// The result of a windowed check: the findings in report order, read as they are printed (some
+/// may be on disk: [`spill`]), and the coverage of every rule, in rule order.
+#[derive(Debug)]
+pub struct StreamedReport {
+    pub findings: spill::SortedFindings,
+    pub coverage: Vec<Coverage>,
+}
+
+impl StreamedReport {
+    /// Findings at or above `threshold` (known before any finding is read).
+    pub fn count_at_or_above(&self, threshold: Severity) -> u64 {
+        self.findings.count_at_or_above(threshold)
+    }
+
+    /// Every finding in memory: the [`Report`] of the same check.
+    pub fn into_report(self) -> Result<Report, spill::SpillError> {
+        Ok(Report {
+            findings: self.findings.into_vec()?,
+            coverage: self.coverage,
+        })
     }
 }
 

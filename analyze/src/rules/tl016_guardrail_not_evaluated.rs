@@ -212,6 +212,11 @@ impl Rule for GuardrailNotEvaluated {
         out
     }
 
+    fn keeps_window_findings(&self, _partial: &Partial, input: &RuleInput) -> bool {
+        let declared = Declared::collect(input);
+        !declared.guards.is_empty() && declared.any_decision
+    }
+
     fn finish(&self, partial: Partial, input: &RuleInput) -> RuleOutcome {
         let declared = Declared::collect(input);
         let runs = partial.count(RUNS);

@@ -215,6 +215,10 @@ impl Rule for ExecutedDespiteDeny {
         out
     }
 
+    fn keeps_window_findings(&self, partial: &Partial, _input: &RuleInput) -> bool {
+        partial.count(DECISIONS) > 0 && partial.count(DENIALS) > 0
+    }
+
     fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
         let (decisions, denials, calls, unnamed) = (
             partial.count(DECISIONS),
