@@ -356,6 +356,12 @@ def main():
         if wanted is not None and key not in wanted:
             continue
         print(f"bench_collector: {key} ...", file=sys.stderr, flush=True)
+        # Each step starts with nothing left to write back: otlp2parquet does not fsync, and the
+        # kernel writing its hundreds of MB back during the next step would slow that step's
+        # fsyncs (tripline acknowledges only synced data) and charge one receiver's i/o to the
+        # other.
+        os.sync()
+        time.sleep(2)
         try:
             res[key] = fn()
         except Exception as e:  # a failed step is reported, the others still run

@@ -14,6 +14,8 @@
 //! - `TT_V2=1`: data page v2 (encodings kept PLAIN where no dictionary is used);
 //! - `TT_DICT_MAPS=1`: dictionary encoding on the `key`, `type` and `str` leaves of the
 //!   top-level attribute maps;
+//! - `TT_DICT_COLS=a,b`: the same, on these attribute-map columns only (e.g.
+//!   `resource_attributes,scope_attributes`, whose values repeat on every row of a batch);
 //! - `TT_NULL_COLS=a,b`: these columns written as all-null (what a column costs per row);
 //! - `TT_CONCAT=n`: n batches joined (inside the measurement) before each write.
 
@@ -23,12 +25,12 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterVersion;
 use parquet::schema::types::ColumnPath;
-use synth::{RequestBuilder, SpanMix};
+
+#[path = "synthetic/mod.rs"]
+mod synthetic;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-const NOW: u64 = 1_800_000_000_000_000_000;
 
 fn codec(name: &str) -> Result<Compression, String> {
     Ok(match name {
@@ -49,23 +51,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let requests: usize = args.next().map_or(Ok(20), |a| a.parse())?;
     let spans: usize = args.next().map_or(Ok(1000), |a| a.parse())?;
     collector::allocator::configure();
-    let mut builder = RequestBuilder::new(1, SpanMix::default()).with_fixed_clock(NOW);
-    let bodies: Vec<Vec<u8>> = (0..=requests)
-        .map(|_| prost::Message::encode_to_vec(&builder.build(spans)))
-        .collect();
+    let bodies = synthetic::bodies(requests, spans);
     let null_cols: Vec<String> = std::env::var("TT_NULL_COLS")
         .map(|s| s.split(',').map(str::to_string).collect())
         .unwrap_or_default();
-    let batches = bodies[1..]
-        .iter()
-        .map(|body| {
-            let request = schemas::decode::decode_protobuf(body)?;
-            let ingest = schemas::convert::IngestContext {
-                received_at_unix_nano: NOW as i64,
-                source: "otlp-http".to_string(),
-                redact_content: false,
-            };
-            let batch = schemas::convert::convert_request(&request, &ingest).batch;
+    let batches = synthetic::converted_batches(&bodies[1..])?
+        .into_iter()
+        .map(|batch| {
             if null_cols.is_empty() {
                 return Ok(batch);
             }
@@ -95,10 +87,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             b = b.set_column_compression(ColumnPath::from(*column), codec(&c)?);
         }
     }
-    if std::env::var("TT_DICT_MAPS").is_ok() {
-        let maps = schemas::columns::COLUMNS
-            .iter()
-            .filter(|c| c.ty == schemas::columns::ColumnType::AttributeMap);
+    let dict_cols: Option<Vec<String>> = std::env::var("TT_DICT_COLS")
+        .ok()
+        .map(|s| s.split(',').map(str::to_string).collect());
+    if std::env::var("TT_DICT_MAPS").is_ok() || dict_cols.is_some() {
+        let maps = schemas::columns::COLUMNS.iter().filter(|c| {
+            c.ty == schemas::columns::ColumnType::AttributeMap
+                && dict_cols
+                    .as_ref()
+                    .is_none_or(|names| names.iter().any(|n| n == c.name))
+        });
         for c in maps {
             for leaf in [&["key"][..], &["value", "type"], &["value", "str"]] {
                 let mut path = vec![c.name.to_string(), "key_value".to_string()];

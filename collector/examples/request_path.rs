@@ -35,13 +35,12 @@ use collector::receive::request::{admit, process_body, Context};
 use collector::store::batcher::split_by_partition;
 use collector::store::part_file::{PartFile, RowGroupLimits};
 use collector::{Pipeline, PipelineConfig, Stats};
-use prost::Message;
-use synth::{RequestBuilder, SpanMix};
+
+#[path = "synthetic/mod.rs"]
+mod synthetic;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-const NOW: u64 = 1_800_000_000_000_000_000;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -71,28 +70,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         max_converted_bytes: schemas::convert::DEFAULT_MAX_CONVERTED_BYTES,
         source: "otlp-http",
     };
-    let mut builder = RequestBuilder::new(1, SpanMix::default()).with_fixed_clock(NOW);
-    let bodies: Vec<Vec<u8>> = (0..=requests)
-        .map(|_| builder.build(spans).encode_to_vec())
-        .collect();
+    let bodies = synthetic::bodies(requests, spans);
     let body_bytes: usize = bodies[1..].iter().map(Vec::len).sum();
 
     let acked = send(&ctx, &bodies[0])?; // warm-up, not measured
     let acked = acked + measured(&ctx, &bodies[1..])?;
     pipeline.shutdown()?;
     if parquet {
-        let batches = bodies[1..]
-            .iter()
-            .map(|body| {
-                let request = schemas::decode::decode_protobuf(body)?;
-                let ingest = schemas::convert::IngestContext {
-                    received_at_unix_nano: NOW as i64,
-                    source: "otlp-http".to_string(),
-                    redact_content: false,
-                };
-                Ok(schemas::convert::convert_request(&request, &ingest).batch)
-            })
-            .collect::<Result<Vec<_>, schemas::DecodeError>>()?;
+        let batches = synthetic::converted_batches(&bodies[1..])?;
         let out = tempfile::tempdir()?;
         let config = PipelineConfig::new(out.path());
         let (files, bytes) = measured_parquet(&config, &batches)?;

@@ -75,8 +75,8 @@ impl Derived {
                 }
             }
             ContentRole::ToolDefinitions => {
-                if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) {
-                    self.add_tool_defs(tool_defs::tool_defs_from_list(&items));
+                if let Some(defs) = tool_defs::tool_defs_from_text(text) {
+                    self.add_tool_defs(defs);
                 }
             }
         }

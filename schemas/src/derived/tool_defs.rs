@@ -2,11 +2,70 @@
 //! possibly nested under `"function"`) or from an MCP `tools/list` result (`inputSchema`,
 //! `outputSchema`, `annotations`).
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
 use serde_json::Value;
 
 use super::digest::json_digest;
 
 pub use crate::tool_def::ToolDef;
+
+/// How many distinct definition lists each thread remembers. An agent sends the same catalog on
+/// every model call of a run (the synthetic load: one list per agent system), so a request of
+/// hundreds of chat spans repeats a handful of lists.
+const CACHE_ENTRIES: usize = 8;
+/// Lists longer than this are parsed every time and never kept: the cache holds at most
+/// `CACHE_ENTRIES` x this many bytes of text per thread.
+const CACHE_MAX_TEXT: usize = 256 * 1024;
+
+/// A definition text and what it parsed to (None: not a JSON list).
+type Parsed = (Box<str>, Option<Vec<ToolDef>>);
+
+thread_local! {
+    /// The last few definition texts seen by this thread, with what they parsed to.
+    static RECENT: RefCell<VecDeque<Parsed>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// The tool definitions in `text` (a JSON list, as `gen_ai.tool.definitions` carries it), or
+/// None when it is not a JSON list.
+///
+/// Parsing the list and digesting every schema costs more than all other facts of a chat span,
+/// and the text is the same on every call of an agent: a text seen recently by this thread is
+/// answered from a small per-thread cache (compared byte for byte, so equal text gives equal
+/// facts by construction).
+pub fn tool_defs_from_text(text: &str) -> Option<Vec<ToolDef>> {
+    if text.len() > CACHE_MAX_TEXT {
+        return parse(text);
+    }
+    let hit = RECENT.with(|cell| {
+        let recent = cell.try_borrow().ok()?;
+        recent
+            .iter()
+            .find(|(t, _)| **t == *text)
+            .map(|(_, defs)| defs.clone())
+    });
+    if let Some(defs) = hit {
+        return defs;
+    }
+    let defs = parse(text);
+    RECENT.with(|cell| {
+        if let Ok(mut recent) = cell.try_borrow_mut() {
+            if recent.len() == CACHE_ENTRIES {
+                recent.pop_front();
+            }
+            recent.push_back((text.into(), defs.clone()));
+        }
+    });
+    defs
+}
+
+fn parse(text: &str) -> Option<Vec<ToolDef>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(items)) => Some(tool_defs_from_list(&items)),
+        _ => None,
+    }
+}
 
 /// Reads a list of tool definitions; entries that are not objects are skipped.
 pub fn tool_defs_from_list(items: &[Value]) -> Vec<ToolDef> {
@@ -71,5 +130,31 @@ mod tests {
         assert_eq!(defs[1].has_output_schema, Some(false));
         assert_eq!(defs[1].output_schema_digest, None);
         assert_eq!(defs[2].description.as_deref(), Some("x"));
+    }
+
+    /// The cache answers what a parse answers, for hits, misses, evictions and non-lists.
+    #[test]
+    fn cached_text_gives_the_parsed_facts() {
+        let texts: Vec<String> = (0..CACHE_ENTRIES + 3)
+            .map(|i| format!(r#"[{{"name":"t{i}","inputSchema":{{"type":"object","n":{i}}}}}]"#))
+            .chain(["not json".to_string(), "{\"name\":\"x\"}".to_string()])
+            .collect();
+        for round in 0..3 {
+            for t in texts.iter().chain(texts.iter().rev()) {
+                assert_eq!(tool_defs_from_text(t), parse(t), "round {round}: {t}");
+            }
+        }
+        let first = tool_defs_from_text(&texts[0]).unwrap();
+        assert_eq!(first[0].name.as_deref(), Some("t0"));
+        assert_ne!(
+            first[0].input_schema_digest,
+            tool_defs_from_text(&texts[1]).unwrap()[0].input_schema_digest
+        );
+        assert_eq!(tool_defs_from_text("not json"), None);
+        let big = format!(
+            "[{}]",
+            vec![r#"{"name":"b"}"#; CACHE_MAX_TEXT / 8].join(",")
+        );
+        assert_eq!(tool_defs_from_text(&big).unwrap().len(), CACHE_MAX_TEXT / 8);
     }
 }

@@ -18,6 +18,7 @@
 pub mod checkpoint;
 pub mod frame;
 pub mod ipc;
+mod page_cache;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -526,10 +527,13 @@ fn sync_wal_dir(dir: &Path) -> std::io::Result<()> {
     fsync_dir(dir)
 }
 
+/// Fsync a segment, then drop its now durable pages from the page cache ([`page_cache`]).
 fn sync_segment(file: &File) -> std::io::Result<()> {
     #[cfg(feature = "failpoints")]
     fail::fail_point!("wal::fsync", |_| Err(injected("wal::fsync")));
-    file.sync_data()
+    file.sync_data()?;
+    page_cache::drop_synced_pages(file);
+    Ok(())
 }
 
 /// The first sequence number a segment was created for (its file name).
