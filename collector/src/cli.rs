@@ -200,6 +200,19 @@ impl CollectArgs {
     }
 }
 
+/// Threads of the blocking pool that decodes, converts and stores requests: the processing slots
+/// plus two, so a slot never waits for a thread and the pipeline's start and shutdown find one.
+///
+/// Why a bound (tokio's default is 512): requests beyond the slots waited for a slot on a
+/// blocking thread of their own, and every thread that once converted a large request keeps the
+/// memory it used in its own allocator heap. Under overload (128 connections of 2,048-span
+/// requests) that was 73 threads and most of a 2.9 GB peak (BENCHMARKS.md, session 11). With the
+/// bound, waiting requests queue in the pool (in arrival order) holding only their body, which
+/// the in-flight budget already bounds.
+pub fn blocking_threads(processing_slots: usize) -> usize {
+    processing_slots.max(1) + 2
+}
+
 pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
     // Freed memory is reused, not returned to the OS and faulted back in (see the module).
     crate::allocator::configure();
@@ -219,6 +232,7 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("tripline-collect")
+        .max_blocking_threads(blocking_threads(config.processing_slots))
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
