@@ -8,7 +8,7 @@
 //!    and conversations reports' tallies; then the findings are read once in report order and
 //!    tallied ([`FindingTally`]): counts per rule, the first N of each rule kept, the span of
 //!    each remembered as an 8-byte hash;
-//! 2. the windows again, without rules: the waterfall of each listed finding is built from the
+//! 2. the windows again, without rules and without the content columns: the waterfall of each listed finding is built from the
 //!    window that owns its trace (whose model holds every trace stitched to it, as `check`'s
 //!    windows do), and the agent runs of the listed conversations are counted there, trimmed to
 //!    the first [`PageLimits::runs`] after each window.
@@ -30,7 +30,7 @@ use super::data::{
 };
 use super::waterfall::{assemble, build_view, group_size, orphans_of, TraceView, MAX_PAGE_SPANS};
 use crate::check::projection_for;
-use crate::load::ScanFilter;
+use crate::load::{Projection, ScanFilter};
 use crate::model::stitch::StitchedGraph;
 use crate::model::TraceId;
 use crate::policy::Policy;
@@ -93,7 +93,11 @@ pub async fn build_windowed<'a>(
     let mut built_spans = 0usize;
     let mut runs = RunList::new(limits);
     let mut loose_total = 0usize;
-    each_window(data_dir, filter, &projection, options, |model, core, _| {
+    // Without the content columns (prompts, messages, content attributes) some rules read: the
+    // page never shows them, and they are most of what a scan decodes. The attribute keys stay
+    // (a waterfall lists them).
+    let light = Projection::base().with(&[schemas::schema::col::ATTRIBUTES]);
+    each_window(data_dir, filter, &light, options, |model, core, _| {
         let owned = |i: usize| core.contains(&model.spans[i].trace_id);
         loose_total += model
             .spans
