@@ -1,7 +1,7 @@
 //! `tripline check --spill-dir DIR` through the real binary: with `TRIPLINE_SPILL_FINDINGS` set
 //! low the findings go to sorted runs in a temporary directory under DIR (the library tests in
-//! analyze/tests/windows.rs cover the merge); the JSON is the unspilled run's, DIR is left as it
-//! was, and a DIR where no directory can be made is an error (exit 2) that names it, before the
+//! analyze/tests/windows.rs cover the merge); the JSON, SARIF and Markdown are the unspilled
+//! run's (all three are written as the findings are read back), DIR is left as it was, and a DIR where no directory can be made is an error (exit 2) that names it, before the
 //! store is read.
 
 use std::path::Path;
@@ -26,6 +26,11 @@ fn samples_store() -> tempfile::TempDir {
 /// `check --format json --fail-on critical ARGS` with the spill bound `spill` (None: default),
 /// printing the windows' trace (the spill line) on stderr.
 fn check(store: &Path, spill: Option<&str>, args: &[&str]) -> Output {
+    check_as(store, "json", spill, args)
+}
+
+/// [`check`] in `format`.
+fn check_as(store: &Path, format: &str, spill: Option<&str>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tripline"));
     cmd.current_dir(repo())
         .env("TRIPLINE_LOG", "warn")
@@ -36,7 +41,7 @@ fn check(store: &Path, spill: Option<&str>, args: &[&str]) -> Output {
         .args([
             "check",
             "--format",
-            "json",
+            format,
             "--fail-on",
             "critical",
             "--window-spans",
@@ -109,6 +114,19 @@ fn spilled_findings_give_the_same_json_and_leave_the_spill_dir_empty() {
         .map(|e| e.expect("entry").path())
         .collect();
     assert!(left.is_empty(), "--spill-dir left as it was: {left:?}");
+    for format in ["sarif", "markdown"] {
+        let plain = check_as(store.path(), format, None, &[]);
+        let spilled = check_as(store.path(), format, Some("3"), &["--spill-dir", dir]);
+        assert!(spill_line(&spilled.stderr).0 > 1, "{format}: spilled");
+        assert_eq!(spilled.status.code(), plain.status.code(), "{format}");
+        assert!(!plain.stdout.is_empty(), "{format}: a report");
+        assert_eq!(
+            String::from_utf8_lossy(&spilled.stdout),
+            String::from_utf8_lossy(&plain.stdout),
+            "{format}: the spilled run's output is the unspilled one's"
+        );
+    }
+    assert_eq!(std::fs::read_dir(spill.path()).expect("dir").count(), 0);
 }
 
 /// `--spill-dir` where no directory can be made: exit 2 before the scan, the path and the fix

@@ -472,31 +472,17 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
     let (streamed, scanned, _windows) = scan?;
     tell_scanned(ui, &scanned, args.format != Format::Json);
     let failing = streamed.count_at_or_above(args.fail_on) > 0;
-    if args.format == Format::Json {
-        // Straight to stdout, the findings merged from memory and disk as they are written.
-        let crate::rules::StreamedReport {
-            mut findings,
-            coverage,
-        } = streamed;
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-        let written =
-            render::write_json_streamed(&mut out, &mut findings, &coverage, Some(&scanned))
-                .and_then(|()| out.flush());
-        match written {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            r => r.context("cannot write the findings to stdout")?,
-        }
-    } else {
-        // Table, SARIF and Markdown group or wrap the findings: they are collected first.
+    let (policy_path, data_path) = (
+        args.policy.as_ref().map(|p| p.display().to_string()),
+        data_dir.display().to_string(),
+    );
+    let artifact = match &policy_path {
+        Some(p) => render::SarifArtifact::Policy(p),
+        None => render::SarifArtifact::DataDir(&data_path),
+    };
+    if matches!(args.format, Format::Table | Format::Csv) {
+        // The table sizes its columns over every finding: they are collected first.
         let report = streamed.into_report()?;
-        let (policy_path, data_path) = (
-            args.policy.as_ref().map(|p| p.display().to_string()),
-            data_dir.display().to_string(),
-        );
-        let artifact = match &policy_path {
-            Some(p) => render::SarifArtifact::Policy(p),
-            None => render::SarifArtifact::DataDir(&data_path),
-        };
         emit(&render::render_check(
             &report,
             Some(&scanned),
@@ -505,6 +491,29 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
             ui.quiet,
             artifact,
         ))?;
+    } else {
+        // JSON, SARIF and Markdown straight to stdout, the findings merged from memory and disk
+        // as they are written.
+        let total = streamed.findings.len();
+        let crate::rules::StreamedReport {
+            mut findings,
+            coverage,
+        } = streamed;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        let written = render::write_check_streamed(
+            &mut out,
+            &mut findings,
+            total,
+            &coverage,
+            Some(&scanned),
+            args.format,
+            artifact,
+        )
+        .and_then(|_| out.flush());
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            r => r.context("cannot write the findings to stdout")?,
+        }
     }
     Ok(if failing {
         ExitCode::from(1)
