@@ -274,13 +274,26 @@ pub struct ReportArgs {
     /// html: host tool registry (TOML) the rules judge calls against, as for `check`.
     #[arg(long)]
     pub policy: Option<PathBuf>,
-    /// Memory for the scans and each window's model, as for `check` (not html).
+    /// Memory for the scans and each window's model, as for `check`.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory_limit: Option<usize>,
-    /// Spans per window, as for `check` (not html; the rows do not change).
+    /// Spans per window, as for `check` (the rows and findings do not change).
     #[arg(long, value_name = "N", default_value_t = crate::window::DEFAULT_WINDOW_SPANS,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub window_spans: u64,
+    /// html: findings listed per rule, each with its waterfall (the counts include every
+    /// finding; the page says how many it leaves out; `check --format json` lists them all).
+    #[arg(long, value_name = "N",
+          default_value_t = render::html::data::DEFAULT_FINDINGS_PER_RULE as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_findings_per_rule: u64,
+    /// html: conversations listed, and agent runs listed over all of them.
+    #[arg(long, value_name = "N", default_value_t = render::html::data::DEFAULT_RUNS as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs: u64,
+    /// html: where findings wait on disk once more than 100,000 are held, as for `check`.
+    #[arg(long, value_name = "DIR")]
+    pub spill_dir: Option<PathBuf>,
     #[command(flatten)]
     pub scan: ScanArgs,
 }
@@ -459,31 +472,17 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
     let (streamed, scanned, _windows) = scan?;
     tell_scanned(ui, &scanned, args.format != Format::Json);
     let failing = streamed.count_at_or_above(args.fail_on) > 0;
-    if args.format == Format::Json {
-        // Straight to stdout, the findings merged from memory and disk as they are written.
-        let crate::rules::StreamedReport {
-            mut findings,
-            coverage,
-        } = streamed;
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-        let written =
-            render::write_json_streamed(&mut out, &mut findings, &coverage, Some(&scanned))
-                .and_then(|()| out.flush());
-        match written {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            r => r.context("cannot write the findings to stdout")?,
-        }
-    } else {
-        // Table, SARIF and Markdown group or wrap the findings: they are collected first.
+    let (policy_path, data_path) = (
+        args.policy.as_ref().map(|p| p.display().to_string()),
+        data_dir.display().to_string(),
+    );
+    let artifact = match &policy_path {
+        Some(p) => render::SarifArtifact::Policy(p),
+        None => render::SarifArtifact::DataDir(&data_path),
+    };
+    if matches!(args.format, Format::Table | Format::Csv) {
+        // The table sizes its columns over every finding: they are collected first.
         let report = streamed.into_report()?;
-        let (policy_path, data_path) = (
-            args.policy.as_ref().map(|p| p.display().to_string()),
-            data_dir.display().to_string(),
-        );
-        let artifact = match &policy_path {
-            Some(p) => render::SarifArtifact::Policy(p),
-            None => render::SarifArtifact::DataDir(&data_path),
-        };
         emit(&render::render_check(
             &report,
             Some(&scanned),
@@ -492,6 +491,29 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
             ui.quiet,
             artifact,
         ))?;
+    } else {
+        // JSON, SARIF and Markdown straight to stdout, the findings merged from memory and disk
+        // as they are written.
+        let total = streamed.findings.len();
+        let crate::rules::StreamedReport {
+            mut findings,
+            coverage,
+        } = streamed;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        let written = render::write_check_streamed(
+            &mut out,
+            &mut findings,
+            total,
+            &coverage,
+            Some(&scanned),
+            args.format,
+            artifact,
+        )
+        .and_then(|_| out.flush());
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            r => r.context("cannot write the findings to stdout")?,
+        }
     }
     Ok(if failing {
         ExitCode::from(1)
@@ -518,9 +540,9 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
         ReportTarget::Html => return report_html(data_dir, args, ui),
         ReportTarget::Data(kind) => kind,
     };
-    if args.output.is_some() || args.policy.is_some() {
+    if args.output.is_some() || args.policy.is_some() || args.spill_dir.is_some() {
         anyhow::bail!(
-            "--output and --policy apply to `tripline report html` only; the other reports print to stdout (redirect it to keep one)"
+            "--output, --policy and --spill-dir apply to `tripline report html` only; the other reports print to stdout (redirect it to keep one)"
         );
     }
     let filter = args.scan.filter()?;
@@ -560,26 +582,46 @@ fn report_html(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result
     }
     let policy = load_policy(args.policy.as_deref())?;
     let filter = args.scan.filter()?;
-    let pb = spinner(ui, "scanning spans");
-    let scan = runtime()?.block_on(crate::check::check_store(data_dir, &filter, &policy, RULES));
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
+    let options = crate::window::WindowOptions {
+        window_spans: args.window_spans,
+        memory_limit: args.memory_limit,
+    };
+    let spill = crate::rules::spill::SpillOptions {
+        dir: args.spill_dir.clone(),
+        ..Default::default()
+    };
+    if args.spill_dir.is_some() {
+        spill.check_writable()?;
     }
-    let (model, report, scanned) = scan?;
-    tell_scanned(ui, &scanned, true);
+    let limits = render::html::PageLimits {
+        findings_per_rule: usize::try_from(args.max_findings_per_rule).unwrap_or(usize::MAX),
+        runs: usize::try_from(args.max_runs).unwrap_or(usize::MAX),
+    };
     let context = render::html::PageContext {
         generated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         data_dir: data_dir.display().to_string(),
         policy: args.policy.as_ref().map(|p| p.display().to_string()),
         filters: args.scan.describe(),
     };
-    let page = render::html::render_html(&model, &report, Some(&scanned), &context)?;
-    std::mem::forget(model);
+    let pb = spinner(ui, "scanning spans");
+    let built = runtime()?.block_on(render::html::windows::build_windowed(
+        data_dir, &filter, &policy, &options, spill, &limits, &context,
+    ));
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let (doc, _windows) = built?;
+    if let Some(scanned) = &doc.scanned {
+        tell_scanned(ui, scanned, true);
+    }
+    let page = render::html::render_document(&doc)?;
     write_file_atomically(&output, page.as_bytes())?;
     if !ui.quiet {
+        let total: u64 = doc.counts.iter().map(|c| c.findings).sum();
         eprintln!(
-            "tripline report html: {} findings, {} KiB written to {}",
-            report.findings.len(),
+            "tripline report html: {} findings ({} listed), {} KiB written to {}",
+            total,
+            doc.findings.len(),
             page.len().div_ceil(1024),
             output.display()
         );

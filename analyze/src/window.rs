@@ -376,6 +376,32 @@ pub async fn check_windows(
     options: &WindowOptions,
     spill: SpillOptions,
 ) -> Result<(StreamedReport, Scanned, WindowStats), WindowError> {
+    check_windows_with(
+        data_dir,
+        filter,
+        policy,
+        rules,
+        projection,
+        options,
+        spill,
+        |_, _| {},
+    )
+    .await
+}
+
+/// [`check_windows`], also calling `also` with each window's model and core once its rules have
+/// run: `report html` counts its aggregates in the same pass.
+#[allow(clippy::too_many_arguments)]
+pub async fn check_windows_with(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    policy: &Policy,
+    rules: &[&'static dyn Rule],
+    projection: &Projection,
+    options: &WindowOptions,
+    spill: SpillOptions,
+    mut also: impl FnMut(&Model, &HashSet<TraceId>),
+) -> Result<(StreamedReport, Scanned, WindowStats), WindowError> {
     let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
     let mut spilled = FindingSpill::new(rules, spill);
     let mut failed: Option<SpillError> = None;
@@ -401,6 +427,7 @@ pub async fn check_windows(
                     }
                 }
             }
+            also(model, core);
         },
     )
     .await?;
@@ -420,6 +447,17 @@ pub async fn check_windows(
         spilled.push(i, outcome.findings)?;
     }
     let findings = spilled.finish(keep)?;
+    if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
+        eprintln!(
+            "findings: {}, {} sorted runs spilled{}",
+            findings.len(),
+            findings.spilled_runs(),
+            findings
+                .spill_dir()
+                .map(|d| format!(" to {}", d.display()))
+                .unwrap_or_default()
+        );
+    }
     Ok((StreamedReport { findings, coverage }, scanned, stats))
 }
 

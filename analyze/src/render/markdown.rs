@@ -1,9 +1,9 @@
 //! `check --format markdown`: a CI job summary (GitHub `$GITHUB_STEP_SUMMARY` and friends).
 
-use std::fmt::Write;
+use std::io::{self, Write};
 
-use super::by_rule;
-use crate::rules::{find, Report};
+use crate::rules::spill::SpillError;
+use crate::rules::{find, Coverage, Finding, Report};
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -11,47 +11,87 @@ fn cell(s: &str) -> String {
 
 /// Markdown with a findings table grouped by rule and the coverage table.
 pub fn render_markdown(report: &Report) -> String {
-    let mut out = String::new();
-    let n = report.findings.len();
-    let _ = writeln!(out, "## tripline check\n");
-    if n == 0 {
-        let _ = writeln!(out, "No findings.\n");
+    let mut out = Vec::new();
+    let mut findings = report.findings.iter().cloned().map(Ok);
+    // Writing to a Vec cannot fail, and the findings are in memory.
+    let _ = write_markdown_streamed(
+        &mut out,
+        &mut findings,
+        report.findings.len() as u64,
+        &report.coverage,
+    );
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`render_markdown`]'s bytes written to `out` (give it a buffered writer), the findings taken
+/// from `findings` (`total` of them) in report order, once: a rule's findings come together
+/// (report order is severity, then rule), so its row is written when the next rule starts and
+/// only one finding is held. An error reading a finding (a spilled run) is an I/O error.
+pub fn write_markdown_streamed<I>(
+    out: &mut impl Write,
+    findings: &mut I,
+    total: u64,
+    coverage: &[Coverage],
+) -> io::Result<()>
+where
+    I: Iterator<Item = Result<Finding, SpillError>>,
+{
+    writeln!(out, "## tripline check\n")?;
+    if total == 0 {
+        writeln!(out, "No findings.\n")?;
     } else {
-        let _ = writeln!(out, "{n} finding(s).\n");
-        let _ = writeln!(
+        writeln!(out, "{total} finding(s).\n")?;
+        writeln!(
             out,
             "| rule | name | severity | count | example trace / span | tool | message |"
-        );
-        let _ = writeln!(out, "|---|---|---|---:|---|---|---|");
-        for (rule, findings) in by_rule(report) {
-            let Some(f) = findings.first() else { continue };
-            let _ = writeln!(
-                out,
-                "| {rule} | {} | {} | {} | `{}` / `{}` | {} | {} |",
-                f.name,
-                f.severity,
-                findings.len(),
-                f.trace_id,
-                f.span_id,
-                cell(f.tool.as_deref().unwrap_or("")),
-                cell(&f.message)
-            );
+        )?;
+        writeln!(out, "|---|---|---|---:|---|---|---|")?;
+        // The first finding of the rule being counted, and its count so far.
+        let mut group: Option<(Finding, u64)> = None;
+        for f in findings {
+            let f = f.map_err(io::Error::other)?;
+            match &mut group {
+                Some((first, n)) if first.rule == f.rule => *n += 1,
+                _ => {
+                    if let Some((first, n)) = group.replace((f, 1)) {
+                        row(out, &first, n)?;
+                    }
+                }
+            }
         }
-        let _ = writeln!(out);
+        if let Some((first, n)) = group {
+            row(out, &first, n)?;
+        }
+        writeln!(out)?;
     }
-    let _ = writeln!(out, "### Coverage\n");
-    let _ = writeln!(out, "| rule | name | examined | not observable | reasons |");
-    let _ = writeln!(out, "|---|---|---:|---:|---|");
-    for c in &report.coverage {
+    writeln!(out, "### Coverage\n")?;
+    writeln!(out, "| rule | name | examined | not observable | reasons |")?;
+    writeln!(out, "|---|---|---:|---:|---|")?;
+    for c in coverage {
         let name = find(c.rule).map_or("", |r| r.name());
-        let _ = writeln!(
+        writeln!(
             out,
             "| {} | {name} | {} | {} | {} |",
             c.rule,
             c.examined,
             c.not_observable,
             cell(&c.reasons.join("; "))
-        );
+        )?;
     }
-    out
+    Ok(())
+}
+
+/// One rule's row: its first finding as the example, and its count.
+fn row(out: &mut impl Write, f: &Finding, n: u64) -> io::Result<()> {
+    writeln!(
+        out,
+        "| {} | {} | {} | {n} | `{}` / `{}` | {} | {} |",
+        f.rule,
+        f.name,
+        f.severity,
+        f.trace_id,
+        f.span_id,
+        cell(f.tool.as_deref().unwrap_or("")),
+        cell(&f.message)
+    )
 }

@@ -6,8 +6,9 @@
 //! print, see [`Format::parser`]) and one table preset ([`Style::table`]) sized to the terminal,
 //! so every command looks and behaves alike. Every renderer returns a `String`, so the CLI writes
 //! it in one go (and treats a closed pipe as success), and tests snapshot exactly what the user
-//! sees; `check --format json` also has a writer form ([`write_json_streamed`]) giving the same
-//! bytes, so a windowed check never holds its whole document.
+//! sees; `check --format json|sarif|markdown` also have a writer form ([`write_check_streamed`])
+//! giving the same bytes from the findings as they are read, so a windowed check never holds its
+//! whole document (nor every finding: they may wait on disk).
 
 mod check_table;
 mod diff;
@@ -26,11 +27,11 @@ pub use check_table::render_table;
 pub use diff::render_diff;
 pub use json::{render_json, render_json_incremental, render_json_with, write_json_streamed};
 pub use json_lines::{render_batch_line, render_finding_line};
-pub use markdown::render_markdown;
+pub use markdown::{render_markdown, write_markdown_streamed};
 pub use query::{render_batches, RenderError};
 pub use reports::{render_built, render_report, ReportError};
 pub use rules::{explain_text, render_rule_list};
-pub use sarif::{render_sarif, render_sarif_with, SarifArtifact};
+pub use sarif::{render_sarif, render_sarif_with, write_sarif_streamed, SarifArtifact};
 pub use trace::render_trace;
 pub use verify::render_verify;
 
@@ -39,7 +40,7 @@ use std::collections::BTreeMap;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, Color, ContentArrangement, Table};
 
-use crate::rules::{Finding, Report, Severity};
+use crate::rules::{Coverage, Finding, Report, Severity};
 use crate::store::Scanned;
 
 /// The output formats of every command; each command accepts a subset ([`Format::parser`]).
@@ -195,6 +196,37 @@ pub fn render_check(
         }
         Format::Table | Format::Csv => check_table::render(report, style, !quiet),
     }
+}
+
+/// [`render_check`]'s bytes for JSON, SARIF and Markdown written to `out` (give it a buffered
+/// writer), the findings (`total` of them, in report order) read once as they are written; for
+/// the table (which sizes its columns over every finding) it returns `Ok(false)` and writes
+/// nothing. An error reading a finding (a spilled run) is an I/O error.
+#[allow(clippy::too_many_arguments)]
+pub fn write_check_streamed<I>(
+    out: &mut impl std::io::Write,
+    findings: &mut I,
+    total: u64,
+    coverage: &[Coverage],
+    scanned: Option<&Scanned>,
+    format: Format,
+    artifact: SarifArtifact,
+) -> std::io::Result<bool>
+where
+    I: Iterator<Item = Result<Finding, crate::rules::spill::SpillError>>,
+{
+    match format {
+        Format::Json => write_json_streamed(out, findings, coverage, scanned)?,
+        Format::Sarif => write_sarif_streamed(out, findings, coverage, scanned, artifact)?,
+        Format::Markdown => {
+            write_markdown_streamed(out, findings, total, coverage)?;
+            if let Some(s) = scanned {
+                write!(out, "\n{}.\n", capitalize(&s.summary()))?;
+            }
+        }
+        Format::Table | Format::Csv => return Ok(false),
+    }
+    Ok(true)
 }
 
 fn capitalize(s: &str) -> String {

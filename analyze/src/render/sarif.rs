@@ -17,7 +17,8 @@ use serde_sarif::sarif::{
     ResultLevel, Run, Sarif, Tool, ToolComponent,
 };
 
-use crate::rules::{Finding, Report, Rule, Severity, RULES};
+use crate::rules::spill::SpillError;
+use crate::rules::{Coverage, Finding, Report, Rule, Severity, RULES};
 use crate::store::Scanned;
 
 /// The file every result's physical location points at.
@@ -86,15 +87,20 @@ pub fn render_sarif_with(
     scanned: Option<&Scanned>,
     artifact: SarifArtifact,
 ) -> String {
-    let rules: Vec<ReportingDescriptor> = RULES.iter().map(|r| descriptor(*r)).collect();
     let location = artifact.location();
     let results: Vec<Result> = report
         .findings
         .iter()
         .map(|f| result(f, &location))
         .collect();
+    sarif_log(results, &report.coverage, scanned)
+}
+
+/// The log of one run with `results`, pretty-printed, newline-terminated.
+fn sarif_log(results: Vec<Result>, coverage: &[Coverage], scanned: Option<&Scanned>) -> String {
+    let rules: Vec<ReportingDescriptor> = RULES.iter().map(|r| descriptor(*r)).collect();
     let mut props = BTreeMap::new();
-    props.insert("coverage".to_string(), json!(report.coverage));
+    props.insert("coverage".to_string(), json!(coverage));
     if let Some(scanned) = scanned {
         props.insert("scanned".to_string(), json!(scanned));
     }
@@ -122,6 +128,68 @@ pub fn render_sarif_with(
     let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// [`render_sarif_with`]'s bytes written to `out` (give it a buffered writer), the results made
+/// from `findings` as they come (once): the log around them is rendered first with no result,
+/// and the results array is written where it goes, at its indentation. An error reading a
+/// finding (a spilled run) is an I/O error.
+pub fn write_sarif_streamed<I>(
+    out: &mut impl std::io::Write,
+    findings: &mut I,
+    coverage: &[Coverage],
+    scanned: Option<&Scanned>,
+    artifact: SarifArtifact,
+) -> std::io::Result<()>
+where
+    I: Iterator<Item = std::result::Result<Finding, SpillError>>,
+{
+    let frame = sarif_log(Vec::new(), coverage, scanned);
+    // `runs[0].results`: three levels in (the log, `runs`, the run), its key six spaces in.
+    const KEY: &str = "\n      \"results\": []";
+    let at = frame.find(KEY).ok_or_else(|| {
+        std::io::Error::other("the SARIF frame has no results array; this is a bug in tripline")
+    })?;
+    let open = at + KEY.len() - "[]".len();
+    out.write_all(&frame.as_bytes()[..open])?;
+    let mut formatter = serde_json::ser::PrettyFormatter::new();
+    {
+        use serde_json::ser::Formatter as _;
+        let mut sink = std::io::sink();
+        for _ in 0..3 {
+            formatter.begin_array(&mut sink)?;
+        }
+    }
+    let location = artifact.location();
+    let results = StreamedResults {
+        findings: std::cell::RefCell::new(findings),
+        location: &location,
+    };
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, formatter);
+    serde::Serialize::serialize(&results, &mut ser).map_err(std::io::Error::from)?;
+    out.write_all(&frame.as_bytes()[open + "[]".len()..])
+}
+
+/// SARIF results serialised as a JSON array as they are made from an iterator of findings.
+struct StreamedResults<'a, I> {
+    findings: std::cell::RefCell<&'a mut I>,
+    location: &'a PhysicalLocation,
+}
+
+impl<I> serde::Serialize for StreamedResults<'_, I>
+where
+    I: Iterator<Item = std::result::Result<Finding, SpillError>>,
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq as _};
+        let mut findings = self.findings.borrow_mut();
+        let mut seq = s.serialize_seq(None)?;
+        for f in &mut **findings {
+            let f = f.map_err(S::Error::custom)?;
+            seq.serialize_element(&result(&f, self.location))?;
+        }
+        seq.end()
+    }
 }
 
 fn text(s: impl Into<String>) -> MultiformatMessageString {

@@ -248,7 +248,7 @@ impl FindingSpill {
             sources,
             heap: BinaryHeap::new(),
             started: false,
-            _dir: self.dir,
+            dir: self.dir,
         };
         merged.prime()?;
         Ok(merged)
@@ -299,7 +299,8 @@ pub struct SortedFindings {
     sources: Vec<Source>,
     heap: BinaryHeap<Head>,
     started: bool,
-    _dir: Option<tempfile::TempDir>,
+    /// The temporary directory of the runs, removed when this is dropped.
+    dir: Option<tempfile::TempDir>,
 }
 
 impl SortedFindings {
@@ -315,6 +316,11 @@ impl SortedFindings {
     /// Sorted runs on disk the findings are merged from (0 when none spilled).
     pub fn spilled_runs(&self) -> usize {
         self.runs
+    }
+
+    /// The temporary directory the runs were spilled to (None when none was made).
+    pub fn spill_dir(&self) -> Option<&std::path::Path> {
+        self.dir.as_ref().map(tempfile::TempDir::path)
     }
 
     /// All findings (known before any is read).

@@ -4,18 +4,21 @@
 //!
 //! Self-contained: inline CSS (`page.css`), a small inline vanilla script (`page.js`) and the data
 //! as one `<script type="application/json">` block; nothing is fetched when the page is opened.
-//! The data is the document [`data::build`] makes from what `check` computed (the model, the
-//! report, the scan): no rule is re-implemented here. Escaping happens once, in
+//! The data is the document [`windows::build_windowed`] makes window by window as `check` runs
+//! (or [`data::build`] from one model): no rule is re-implemented here. On a large store the
+//! lists are capped ([`PageLimits`]) and the page says what it leaves out; the totals count
+//! everything. Escaping happens once, in
 //! [`script_json`]: every `<`, `>` and `&` in the JSON (they can only occur inside strings) is
 //! written as a `\u` escape, so a span attribute holding `</script>` cannot end the block, and the
 //! script puts every value into the DOM with `textContent`.
 
 pub mod data;
 pub mod waterfall;
+pub mod windows;
 
 use serde::Serialize;
 
-pub use data::PageContext;
+pub use data::{Document, PageContext, PageLimits};
 
 use crate::model::Model;
 use crate::rules::Report;
@@ -32,16 +35,21 @@ pub enum HtmlError {
     Json(#[from] serde_json::Error),
 }
 
-/// The page for a check: `model` and `report` as `check_store` returned them, `scanned` what the
-/// scan read (None for in-memory data).
+/// The page for a check of one model: `model` and `report` as `check_store` returned them,
+/// `scanned` what the scan read (None for in-memory data), lists capped at `limits`.
 pub fn render_html(
     model: &Model,
     report: &Report,
     scanned: Option<&Scanned>,
     context: &PageContext,
+    limits: &PageLimits,
 ) -> Result<String, HtmlError> {
-    let doc = data::build(model, report, scanned, context);
-    let json = script_json(&doc)?;
+    render_document(&data::build(model, report, scanned, context, limits))
+}
+
+/// The page for a document (one model's, or made window by window).
+pub fn render_document(doc: &Document) -> Result<String, HtmlError> {
+    let json = script_json(doc)?;
     let mut page = String::with_capacity(json.len() + CSS.len() + JS.len() + 1024);
     page.push_str(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\

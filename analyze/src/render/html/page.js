@@ -70,8 +70,13 @@
   [['#findings', 'Findings'], ['#coverage', 'Coverage'], ['#tools', 'Tools'], ['#conversations', 'Conversations']]
     .forEach(function (l) { add(nav, el('a', { href: l[0] }, l[1])); });
   var counts = add(app, el('div', { 'class': 'counts' }));
+  // Counts over every finding of the check; the list below may be capped (DATA.capped says so).
+  var total = 0;
+  var countOf = {};
+  DATA.counts.forEach(function (c) { total += c.findings; countOf[c.rule] = c; });
   SEVERITIES.forEach(function (s) {
-    var n = DATA.findings.filter(function (f) { return f.severity === s; }).length;
+    var n = 0;
+    DATA.counts.forEach(function (c) { if (c.severity === s) n += c.findings; });
     var c = add(counts, el('span', { 'data-count': s }));
     add(c, sevBadge(s)); c.appendChild(document.createTextNode(' ' + n));
   });
@@ -80,8 +85,14 @@
   var rules = {};
   DATA.rules.forEach(function (r) { rules[r.code] = r; });
   var fsec = add(app, el('section', { id: 'findings' }));
-  add(fsec, el('h2', null, 'Findings (' + DATA.findings.length + ')'));
-  if (!DATA.findings.length) {
+  add(fsec, el('h2', null, 'Findings (' + total +
+    (DATA.findings.length < total ? ', ' + DATA.findings.length + ' listed' : '') + ')'));
+  if (DATA.capped.length) {
+    var cap = add(fsec, el('div', { 'class': 'capped', id: 'capped' }));
+    add(cap, el('p', null, 'This page does not list everything the check found:'));
+    notes(cap, DATA.capped);
+  }
+  if (!total) {
     add(fsec, el('p', null, 'No findings. Check the coverage below: a rule that examined nothing is not evidence of health.'));
   }
   notes(fsec, DATA.view_notes);
@@ -98,8 +109,10 @@
       var g = add(fsec, el('section', { 'class': 'rule-group', 'data-rule': code, 'data-severity': sev }));
       var h = add(g, el('h3'));
       add(h, sevBadge(sev));
-      h.appendChild(document.createTextNode(' ' + code + ' ' + r.name + ' · ' + groups[code].length +
-        (groups[code].length === 1 ? ' finding' : ' findings')));
+      var n = countOf[code] ? countOf[code].findings : groups[code].length;
+      h.appendChild(document.createTextNode(' ' + code + ' ' + r.name + ' · ' + n +
+        (n === 1 ? ' finding' : ' findings')));
+      if (countOf[code] && countOf[code].note) add(g, el('p', { 'class': 'capped-rule' }, countOf[code].note));
       if (r.explain) {
         var ex = add(g, el('details', { 'class': 'explain' }));
         add(ex, el('summary', null, 'What it detects, why it matters, how to fix (tripline explain ' + code + ')'));
@@ -300,11 +313,13 @@
 
   // ---- conversations ------------------------------------------------------------------------
   var vsec = add(app, el('section', { id: 'conversations' }));
-  add(vsec, el('h2', null, 'Conversations (' + DATA.conversations.length + ')'));
+  add(vsec, el('h2', null, 'Conversations (' + DATA.conversations_total +
+    (DATA.conversations.length < DATA.conversations_total ? ', ' + DATA.conversations.length + ' listed' : '') + ')'));
   function runsTable(parent, runs) {
     var tb = table(parent, ['#', 'agent', 'started', 'duration ms', 'model calls', 'tool calls', 'tool errors', 'findings', 'trace', 'span']);
     runs.forEach(function (r, i) {
-      row(tb, [i + 1, r.agent, r.started, r.duration_ms, r.model_calls, r.tool_calls, r.tool_errors, r.findings,
+      row(tb, [i + 1, r.agent, r.started, r.duration_ms, r.model_calls, r.tool_calls, r.tool_errors,
+        r.findings === null ? 'not counted' : r.findings,
         el('span', { 'class': 'mono' }, r.trace_id), el('span', { 'class': 'mono' }, r.span_id)],
         { 'data-run': r.span_id, 'data-trace-id': r.trace_id });
     });
@@ -314,12 +329,14 @@
     add(d, el('summary', null, c.conversation_id + ' · ' + c.started + ' · ' + c.duration_ms + ' ms · ' +
       c.agent_runs + ' agent runs · ' + c.model_calls + ' model calls · ' + c.tool_calls + ' tool calls · ' +
       c.tool_errors + ' tool errors' + (c.agents.length ? ' · agents ' + c.agents.join(', ') : '')));
-    if (c.runs.length) runsTable(d, c.runs); else add(d, el('p', { 'class': 'muted' }, 'No invoke_agent span in this conversation.'));
+    if (c.runs.length < c.agent_runs) add(d, el('p', { 'class': 'capped-rule' }, 'showing ' + c.runs.length + ' of ' + c.agent_runs + ' agent runs (--max-runs ' + DATA.limits.runs + ')'));
+    if (c.runs.length) runsTable(d, c.runs); else if (!c.agent_runs) add(d, el('p', { 'class': 'muted' }, 'No invoke_agent span in this conversation.'));
   });
-  if (DATA.loose_runs.length) {
-    add(vsec, el('h3', null, 'Agent runs without a conversation id (' + DATA.loose_runs.length + ')'));
+  if (DATA.loose_runs_total) {
+    add(vsec, el('h3', null, 'Agent runs without a conversation id (' + DATA.loose_runs_total +
+      (DATA.loose_runs.length < DATA.loose_runs_total ? ', ' + DATA.loose_runs.length + ' listed' : '') + ')'));
     runsTable(vsec, DATA.loose_runs);
   }
-  if (!DATA.conversations.length && !DATA.loose_runs.length) add(vsec, el('p', { 'class': 'muted' }, 'No conversation or agent run in the scan.'));
+  if (!DATA.conversations_total && !DATA.loose_runs_total) add(vsec, el('p', { 'class': 'muted' }, 'No conversation or agent run in the scan.'));
   document.body.setAttribute('data-ready', 'true');
 })();

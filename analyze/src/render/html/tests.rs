@@ -65,7 +65,7 @@ fn page() -> (String, Report) {
         ..PageContext::default()
     };
     (
-        render_html(&model, &report, None, &ctx).expect("renders"),
+        render_html(&model, &report, None, &ctx, &PageLimits::default()).expect("renders"),
         report,
     )
 }
@@ -169,4 +169,13 @@ fn script_json_escapes_only_inside_strings() {
     assert_eq!(s, r#"{"a":"\u003cb\u003e\u0026\u003c/b\u003e","n":1}"#);
     let back: serde_json::Value = serde_json::from_str(&s).unwrap();
     assert_eq!(back, v);
+}
+
+#[test]
+fn capped_counts_are_written_with_thousands_separators() {
+    use super::data::thousands;
+    assert_eq!(thousands(0), "0");
+    assert_eq!(thousands(999), "999");
+    assert_eq!(thousands(18_034), "18,034");
+    assert_eq!(thousands(1_000_000), "1,000,000");
 }

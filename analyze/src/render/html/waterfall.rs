@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::model::stitch::StitchedGraph;
 use crate::model::{McpRole, Model, SpanRow, TraceId};
-use crate::rules::Report;
+use crate::rules::Finding;
 
 /// Most spans one waterfall embeds (the rest of its traces is cut, and the view says so).
 pub const MAX_VIEW_SPANS: usize = 50_000;
@@ -70,33 +70,64 @@ pub struct ViewSpan {
     pub a: Vec<(&'static str, String)>,
 }
 
-/// The views for every trace holding a finding, the view of each such trace, and notes on
-/// findings whose traces were not embedded.
+/// The views for every trace holding one of `findings` (in their order), the view of each such
+/// trace, and notes on findings whose traces were not embedded.
 pub fn views_for(
     model: &Model,
-    report: &Report,
+    findings: &[Finding],
 ) -> (Vec<TraceView>, HashMap<TraceId, usize>, Vec<String>) {
     let graph = StitchedGraph::of(model);
-    let stitched_children = &graph.children;
-    let orphans: HashSet<usize> = model.orphans.iter().map(|o| o.span).collect();
+    let orphans = orphans_of(model);
+    assemble(
+        findings,
+        |t| {
+            let group = graph.component(t);
+            let size = group_size(model, &group);
+            Some((group, size))
+        },
+        |_, group| build_view(model, group, &graph.children, &orphans),
+    )
+}
+
+/// The orphaned server spans of `model` (their edge in is broken).
+pub fn orphans_of(model: &Model) -> HashSet<usize> {
+    model.orphans.iter().map(|o| o.span).collect()
+}
+
+/// Spans of `model` in the traces of `group`.
+pub fn group_size(model: &Model, group: &BTreeSet<TraceId>) -> usize {
+    group
+        .iter()
+        .map(|t| model.traces.get(t).map_or(0, Vec::len))
+        .sum()
+}
+
+/// The page's views in finding order, under [`MAX_PAGE_SPANS`]: `group_of(trace)` is the
+/// stitched group of a finding's trace and its size (None: not available, no waterfall),
+/// `build(trace, group)` its view. One model (`views_for`) or window after window (the views
+/// built beforehand, `super::windows`) pick the same views.
+pub fn assemble(
+    findings: &[Finding],
+    mut group_of: impl FnMut(TraceId) -> Option<(BTreeSet<TraceId>, usize)>,
+    mut build: impl FnMut(TraceId, &BTreeSet<TraceId>) -> TraceView,
+) -> (Vec<TraceView>, HashMap<TraceId, usize>, Vec<String>) {
     let mut views = Vec::new();
     let mut view_of: HashMap<TraceId, usize> = HashMap::new();
     let mut embedded = 0usize;
     let mut skipped: BTreeSet<TraceId> = BTreeSet::new();
-    for f in &report.findings {
+    for f in findings {
         if view_of.contains_key(&f.trace_id) || skipped.contains(&f.trace_id) {
             continue;
         }
-        let group = graph.component(f.trace_id);
-        let size: usize = group
-            .iter()
-            .map(|t| model.traces.get(t).map_or(0, Vec::len))
-            .sum();
+        let Some((group, size)) = group_of(f.trace_id) else {
+            skipped.insert(f.trace_id);
+            continue;
+        };
         if size == 0 || embedded + size.min(MAX_VIEW_SPANS) > MAX_PAGE_SPANS {
             skipped.extend(group);
             continue;
         }
-        let view = build_view(model, &group, stitched_children, &orphans);
+        let view = build(f.trace_id, &group);
         embedded += view.spans.len();
         for t in group {
             view_of.insert(t, views.len());
@@ -114,7 +145,7 @@ pub fn views_for(
 }
 
 /// `trace` and every trace joined to it through stitched edges.
-fn build_view(
+pub fn build_view(
     model: &Model,
     group: &BTreeSet<TraceId>,
     stitched_children: &HashMap<usize, Vec<usize>>,
