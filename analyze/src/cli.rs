@@ -456,13 +456,7 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
         window_spans: args.window_spans,
         memory_limit: args.memory_limit,
     };
-    let spill = crate::rules::spill::SpillOptions {
-        dir: args.spill_dir.clone(),
-        ..Default::default()
-    };
-    if args.spill_dir.is_some() {
-        spill.check_writable()?;
-    }
+    let spill = spill_options(args.spill_dir.as_deref())?;
     let scan = runtime()?.block_on(crate::check::check_store_streamed(
         data_dir, &filter, &policy, &selected, &options, spill,
     ));
@@ -568,6 +562,19 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where findings past the in-memory bound spill (`--spill-dir`, else TMPDIR); a directory given
+/// explicitly is checked before the scan, so a typo fails in a second, not after the rules ran.
+fn spill_options(dir: Option<&Path>) -> anyhow::Result<crate::rules::spill::SpillOptions> {
+    let spill = crate::rules::spill::SpillOptions {
+        dir: dir.map(Path::to_path_buf),
+        ..Default::default()
+    };
+    if dir.is_some() {
+        spill.check_writable()?;
+    }
+    Ok(spill)
+}
+
 /// `tripline report html --output FILE`: the check (same filters, `--policy`, every rule) as
 /// one self-contained page, written atomically; its path is printed on stdout. Exit 0 whatever
 /// the findings: this is a report, `check` is the gate.
@@ -586,13 +593,7 @@ fn report_html(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result
         window_spans: args.window_spans,
         memory_limit: args.memory_limit,
     };
-    let spill = crate::rules::spill::SpillOptions {
-        dir: args.spill_dir.clone(),
-        ..Default::default()
-    };
-    if args.spill_dir.is_some() {
-        spill.check_writable()?;
-    }
+    let spill = spill_options(args.spill_dir.as_deref())?;
     let limits = render::html::PageLimits {
         findings_per_rule: usize::try_from(args.max_findings_per_rule).unwrap_or(usize::MAX),
         runs: usize::try_from(args.max_runs).unwrap_or(usize::MAX),

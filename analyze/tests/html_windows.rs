@@ -207,25 +207,11 @@ fn a_capped_page_says_what_it_leaves_out() {
 #[test]
 fn rule_fixtures_page_in_windows_matches_the_whole_store() {
     let dir = common::fixtures_dir();
-    let mut codes: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            let code = name.strip_suffix(".json")?;
-            (code.starts_with("TL") && !code.contains('.')).then(|| code.to_string())
-        })
-        .collect();
-    codes.sort();
+    let codes = common::rule_fixture_codes();
     assert!(codes.len() > 10, "{codes:?}");
     for code in &codes {
         let store = ingest(&[dir.join(format!("{code}.json"))]);
-        let own = dir.join(format!("{code}.policy.toml"));
-        let policy = Policy::load(&if own.exists() {
-            own
-        } else {
-            dir.join("policy.toml")
-        })
-        .unwrap();
+        let policy = Policy::load(&common::fixture_policy_path(code)).unwrap();
         let (doc, _) = assert_same(store.path(), &policy, &[1, 4, 1_000_000]);
         let fired = doc["counts"]
             .as_array()

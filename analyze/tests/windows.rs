@@ -138,15 +138,7 @@ fn samples_in_windows_match_the_whole_store() {
 #[test]
 fn rule_fixtures_in_windows_match_the_whole_store() {
     let dir = common::fixtures_dir();
-    let mut codes: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            let code = name.strip_suffix(".json")?;
-            (code.starts_with("TL") && !code.contains('.')).then(|| code.to_string())
-        })
-        .collect();
-    codes.sort();
+    let codes = common::rule_fixture_codes();
     for must in ["TL006", "TL016", "TL017"] {
         assert!(
             codes.iter().any(|c| c == must),
@@ -155,13 +147,7 @@ fn rule_fixtures_in_windows_match_the_whole_store() {
     }
     for code in &codes {
         let store = ingest(&[dir.join(format!("{code}.json"))]);
-        let own = dir.join(format!("{code}.policy.toml"));
-        let policy = Policy::load(&if own.exists() {
-            own
-        } else {
-            dir.join("policy.toml")
-        })
-        .unwrap();
+        let policy = Policy::load(&common::fixture_policy_path(code)).unwrap();
         let expected = whole(store.path(), &policy);
         assert!(
             expected.contains(&format!("\"rule\": \"{code}\"")),

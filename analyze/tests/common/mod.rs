@@ -77,6 +77,30 @@ pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules")
 }
 
+/// The codes of the rule fixtures (`TLnnn.json` in [`fixtures_dir`], not their variants), sorted.
+pub fn rule_fixture_codes() -> Vec<String> {
+    let mut codes: Vec<String> = std::fs::read_dir(fixtures_dir())
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            let code = name.strip_suffix(".json")?;
+            (code.starts_with("TL") && !code.contains('.')).then(|| code.to_string())
+        })
+        .collect();
+    codes.sort();
+    codes
+}
+
+/// The policy a rule fixture runs with: its own `TLnnn.policy.toml`, else the shared one.
+pub fn fixture_policy_path(code: &str) -> PathBuf {
+    let own = fixtures_dir().join(format!("{code}.policy.toml"));
+    if own.exists() {
+        own
+    } else {
+        fixtures_dir().join("policy.toml")
+    }
+}
+
 /// `../shared/recordings` relative to the workspace (present on dev machines and in CI).
 pub fn recordings_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/recordings")

@@ -130,6 +130,20 @@ pub struct PageFinding {
     pub view: Option<usize>,
 }
 
+/// The listed findings, each with the index of its trace's waterfall (if one was embedded).
+pub(crate) fn page_findings(
+    listed: Vec<Finding>,
+    view_of_trace: &HashMap<TraceId, usize>,
+) -> Vec<PageFinding> {
+    listed
+        .into_iter()
+        .map(|f| PageFinding {
+            view: view_of_trace.get(&f.trace_id).copied(),
+            finding: f,
+        })
+        .collect()
+}
+
 /// One conversation: the `report conversations` row and its agent runs in start order.
 #[derive(Serialize)]
 pub struct Conversation {
@@ -278,13 +292,7 @@ pub fn build<'a>(
     }
     let (counts, listed, _) = tally.finish();
     let (views, view_of_trace, view_notes) = waterfall::views_for(model, &listed);
-    let findings = listed
-        .into_iter()
-        .map(|f| PageFinding {
-            view: view_of_trace.get(&f.trace_id).copied(),
-            finding: f,
-        })
-        .collect();
+    let findings = page_findings(listed, &view_of_trace);
     // Findings per span, exact (the windowed page counts hashed keys).
     let mut on_span: HashMap<usize, usize> = HashMap::new();
     for f in &report.findings {

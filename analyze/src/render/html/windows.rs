@@ -25,8 +25,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use super::data::{
-    agent_runs, capped_notes, conversation_ranks, rule_docs, Document, FindingTally, PageContext,
-    PageFinding, PageLimits, RunList,
+    agent_runs, capped_notes, conversation_ranks, page_findings, rule_docs, Document, FindingTally,
+    PageContext, PageLimits, RunList,
 };
 use super::waterfall::{assemble, build_view, group_size, orphans_of, TraceView, MAX_PAGE_SPANS};
 use crate::check::projection_for;
@@ -163,13 +163,7 @@ pub async fn build_windowed<'a>(
                 .expect("assemble builds a group once")
         },
     );
-    let findings = listed
-        .into_iter()
-        .map(|f| PageFinding {
-            view: view_of_trace.get(&f.trace_id).copied(),
-            finding: f,
-        })
-        .collect();
+    let findings = page_findings(listed, &view_of_trace);
     let (conversations, loose_runs, runs_note) = runs.finish(rows, loose_total);
     let doc = Document {
         context,
