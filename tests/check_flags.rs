@@ -106,3 +106,30 @@ fn explain_tl011_documents_the_diff_rule_and_check_points_to_diff() {
         String::from_utf8_lossy(&check.stderr)
     );
 }
+
+/// The page flags of `report html` are refused, not ignored, by the other reports: a user who
+/// asks `report tools --max-runs 5` learns it does nothing there.
+#[test]
+fn html_only_flags_are_refused_by_the_other_reports() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ingest = tripline(
+        dir.path(),
+        &["ingest", "samples/traces/atlas-tool-error-retried.json"],
+    );
+    assert!(ingest.status.success());
+    for flag in [["--max-runs", "5"], ["--max-findings-per-rule", "3"]] {
+        let out = tripline(dir.path(), &["report", "tools", flag[0], flag[1]]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag:?}: {stderr}");
+        assert!(
+            stderr.contains("apply to `tripline report html` only"),
+            "{flag:?}: {stderr}"
+        );
+    }
+    let ok = tripline(dir.path(), &["report", "tools"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}

@@ -283,14 +283,12 @@ pub struct ReportArgs {
     pub window_spans: u64,
     /// html: findings listed per rule, each with its waterfall (the counts include every
     /// finding; the page says how many it leaves out; `check --format json` lists them all).
-    #[arg(long, value_name = "N",
-          default_value_t = render::html::data::DEFAULT_FINDINGS_PER_RULE as u64,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_findings_per_rule: u64,
-    /// html: conversations listed, and agent runs listed over all of them.
-    #[arg(long, value_name = "N", default_value_t = render::html::data::DEFAULT_RUNS as u64,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_runs: u64,
+    /// Default 50.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_findings_per_rule: Option<u64>,
+    /// html: conversations listed, and agent runs listed over all of them. Default 500.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs: Option<u64>,
     /// html: where findings wait on disk once more than 100,000 are held, as for `check`.
     #[arg(long, value_name = "DIR")]
     pub spill_dir: Option<PathBuf>,
@@ -534,9 +532,14 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
         ReportTarget::Html => return report_html(data_dir, args, ui),
         ReportTarget::Data(kind) => kind,
     };
-    if args.output.is_some() || args.policy.is_some() || args.spill_dir.is_some() {
+    if args.output.is_some()
+        || args.policy.is_some()
+        || args.spill_dir.is_some()
+        || args.max_findings_per_rule.is_some()
+        || args.max_runs.is_some()
+    {
         anyhow::bail!(
-            "--output, --policy and --spill-dir apply to `tripline report html` only; the other reports print to stdout (redirect it to keep one)"
+            "--output, --policy, --spill-dir, --max-findings-per-rule and --max-runs apply to `tripline report html` only; the other reports print to stdout (redirect it to keep one)"
         );
     }
     let filter = args.scan.filter()?;
@@ -595,8 +598,14 @@ fn report_html(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result
     };
     let spill = spill_options(args.spill_dir.as_deref())?;
     let limits = render::html::PageLimits {
-        findings_per_rule: usize::try_from(args.max_findings_per_rule).unwrap_or(usize::MAX),
-        runs: usize::try_from(args.max_runs).unwrap_or(usize::MAX),
+        findings_per_rule: args
+            .max_findings_per_rule
+            .map_or(render::html::data::DEFAULT_FINDINGS_PER_RULE, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            }),
+        runs: args.max_runs.map_or(render::html::data::DEFAULT_RUNS, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }),
     };
     let context = render::html::PageContext {
         generated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
