@@ -209,7 +209,7 @@ impl CollectArgs {
 /// requests) that was 73 threads and most of a 2.9 GB peak (BENCHMARKS.md, session 11). With the
 /// bound, waiting requests queue in the pool (in arrival order) holding only their body, which
 /// the in-flight budget already bounds.
-pub fn blocking_threads(processing_slots: usize) -> usize {
+fn blocking_threads(processing_slots: usize) -> usize {
     processing_slots.max(1) + 2
 }
 

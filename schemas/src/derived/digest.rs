@@ -21,23 +21,25 @@ thread_local! {
 
 /// Lowercase 16-hex-digit digest of the canonical JSON of `value`.
 pub fn json_digest(value: &Value) -> String {
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+    let digest = SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut buf) => {
-            buf.clear();
-            write_canonical_bytes(value, &mut buf);
-            let digest = XxHash64::oneshot(0, &buf);
+            let digest = digest_into(value, &mut buf);
             if buf.capacity() > SCRATCH_KEEP {
                 *buf = Vec::new();
             }
-            format!("{digest:016x}")
+            digest
         }
         // Not reachable (nothing digests while digesting); correct anyway.
-        Err(_) => {
-            let mut buf = Vec::new();
-            write_canonical_bytes(value, &mut buf);
-            format!("{:016x}", XxHash64::oneshot(0, &buf))
-        }
-    })
+        Err(_) => digest_into(value, &mut Vec::new()),
+    });
+    format!("{digest:016x}")
+}
+
+/// XXH64 of `value`'s canonical JSON, written into `buf` (cleared first).
+fn digest_into(value: &Value, buf: &mut Vec<u8>) -> u64 {
+    buf.clear();
+    write_canonical_bytes(value, buf);
+    XxHash64::oneshot(0, buf)
 }
 
 /// Writes `value` as canonical JSON (sorted keys, compact).
