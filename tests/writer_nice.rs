@@ -1,5 +1,6 @@
-//! `collect --writer-nice N` through the real binary: the Parquet writer thread (and only it)
-//! runs at nice N; without the flag it keeps the process's priority; out of range is refused.
+//! `collect --writer-nice N` through the real binary: the work done after the answer, the Parquet
+//! writer thread and the converter threads (and only they), runs at nice N; without the flag it
+//! keeps the process's priority; out of range is refused.
 
 #![cfg(target_os = "linux")]
 
@@ -30,23 +31,39 @@ fn thread_nices(pid: u32) -> Vec<(String, i32)> {
     out
 }
 
-/// The writer thread's nice and the highest nice of the other threads, once the writer runs.
+/// Background threads: the Parquet writer and the converters (names are cut to 15 bytes:
+/// "tripline-batche", "tripline-conver").
+fn is_background(name: &str) -> bool {
+    name.starts_with("tripline-batch") || name.starts_with("tripline-conv")
+}
+
+/// The nices of the writer and converter threads (one value, asserted equal) and the highest
+/// nice of the other threads, once they run.
 fn writer_and_others(pid: u32) -> (i32, i32) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let threads = thread_nices(pid);
-        // thread names are cut to 15 bytes: "tripline-batche"
-        if let Some((_, w)) = threads
+        let background: Vec<i32> = threads
             .iter()
-            .find(|(n, _)| n.starts_with("tripline-batch"))
-        {
+            .filter(|(n, _)| is_background(n))
+            .map(|(_, v)| *v)
+            .collect();
+        let converters = threads
+            .iter()
+            .filter(|(n, _)| n.starts_with("tripline-conv"))
+            .count();
+        if converters > 0 && background.len() > converters {
+            assert!(
+                background.iter().all(|v| *v == background[0]),
+                "writer and converters at one nice: {threads:?}"
+            );
             let others = threads
                 .iter()
-                .filter(|(n, _)| !n.starts_with("tripline-batch"))
+                .filter(|(n, _)| !is_background(n))
                 .map(|(_, v)| *v)
                 .max()
                 .expect("other threads");
-            return (*w, others);
+            return (background[0], others);
         }
         assert!(Instant::now() < deadline, "no writer thread in {threads:?}");
         std::thread::sleep(Duration::from_millis(50));
@@ -62,7 +79,7 @@ fn own_nice() -> i32 {
 }
 
 #[test]
-fn writer_nice_applies_to_the_writer_thread_only() {
+fn writer_nice_applies_to_the_writer_and_converter_threads_only() {
     let base = own_nice();
     let dir = tempfile::tempdir().expect("tempdir");
     let collector = collect(&dir.path().join("nice"), &["--writer-nice", "17"]);

@@ -115,6 +115,9 @@ pub struct Stats {
     requests: Mutex<BTreeMap<(&'static str, u16), u64>>,
     /// Acknowledged WAL records found unreadable (damaged frames) when the WAL was opened.
     pub wal_records_lost: AtomicU64,
+    /// Acknowledged requests that could not be converted into rows, kept whole under
+    /// `<data-dir>/quarantine/` (a bug if ever non-zero).
+    pub records_quarantined: AtomicU64,
     /// 1 while Parquet writing is failing: new data is refused (503) and the batcher retries
     /// the rows from the WAL with backoff; 0 once it works again.
     pub storage_degraded: AtomicU64,
@@ -163,7 +166,7 @@ impl Stats {
             let _ = writeln!(out, "# TYPE tripline_{name} {kind}");
             let _ = writeln!(out, "tripline_{name} {value}");
         };
-        let counters: [(&str, &str, &AtomicU64); 18] = [
+        let counters: [(&str, &str, &AtomicU64); 19] = [
 
             (
                 "spans_accepted_total",
@@ -238,6 +241,11 @@ impl Stats {
                 "wal_records_lost_total",
                 "Acknowledged WAL records found damaged (unreadable) when the WAL was opened.",
                 &self.wal_records_lost,
+            ),
+            (
+                "records_quarantined_total",
+                "Acknowledged requests that could not be converted into rows, kept whole under <data-dir>/quarantine/ (a bug if ever non-zero).",
+                &self.records_quarantined,
             ),
             (
                 "storage_degraded",

@@ -184,3 +184,52 @@ async fn every_file_carries_the_schema_version_and_wal_coverage() {
         schemas::span_schema().fields().len()
     );
 }
+
+/// Bytes of every file under `dir` (WAL segments, part files, checkpoint), concatenated.
+fn all_bytes_under(dir: &std::path::Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(dir) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            out.extend(std::fs::read(entry.path()).unwrap());
+        }
+    }
+    out
+}
+
+/// A trace request whose tool call carries `secret` in its arguments.
+fn request_with_content(
+    secret: &str,
+) -> opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest {
+    let mut spans = tool_call_spans(7, T0);
+    spans[0].attributes.push(synth::kv::kv_str(
+        "gen_ai.tool.call.arguments",
+        format!("{{\"note\":\"{secret}\"}}"),
+    ));
+    request("redact-svc", spans)
+}
+
+/// Requests are written to the WAL as received and converted after the answer, except under
+/// `--redact-content`: then they are converted (and redacted) first, so unredacted content never
+/// reaches the disk, neither the WAL nor Parquet. The same check without redaction finds the
+/// secret in the WAL, so it can fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redaction_no_content_reaches_the_disk() {
+    for redact in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let server = start_with(dir.path(), |c| c.redact_content = redact).await;
+        let secret = "sk-tripline-secret-4242";
+        let resp = export(server.http_addr(), &request_with_content(secret)).await;
+        assert_eq!(resp.status(), 200);
+        // Acknowledged: in the WAL, not yet in a committed part file.
+        let before = all_bytes_under(dir.path());
+        let found = before.windows(secret.len()).any(|w| w == secret.as_bytes());
+        assert_eq!(found, !redact, "secret in the WAL with redact={redact}");
+        server.shutdown().await.unwrap();
+        let after = all_bytes_under(dir.path());
+        if redact {
+            assert!(!after.windows(secret.len()).any(|w| w == secret.as_bytes()));
+        }
+        assert_eq!(stored_span_ids(dir.path()).len(), 2);
+    }
+}

@@ -16,7 +16,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use collector::store::batcher::row_partitions;
 use collector::store::verify::{scan_wal, WalRange};
-use collector::store::wal::ipc;
+use collector::store::wal::record;
 use schemas::layout::Table;
 
 use super::{PartInfo, Unreadable};
@@ -37,7 +37,7 @@ impl WalTail {
     pub fn read(data_dir: &std::path::Path) -> WalTail {
         let mut records = Vec::new();
         let mut problems = Vec::new();
-        let scan = scan_wal(data_dir, |seq, payload| match ipc::decode(&payload) {
+        let scan = scan_wal(data_dir, |seq, payload| match record::decode(&payload) {
             Ok(batches) if batches.len() == 1 => {
                 records.extend(batches.into_iter().map(|b| (seq, b)));
             }

@@ -10,12 +10,17 @@ use std::sync::Arc;
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use schemas::convert::{convert_request_bounded, ConvertError, Converted, IngestContext};
+use prost::Message as _;
+use schemas::convert::{
+    convert_request_bounded, converted_size_estimate, validate_request, ConvertError, Converted,
+    IngestContext, Validation,
+};
 
 use crate::receive::decompress::{decompress_capped, BodyError, Encoding};
 use crate::receive::early_admission::{BodyPermit, EarlyAdmission};
 use crate::receive::otlp_wire::Format;
 use crate::store::pipeline::{Pipeline, SubmitError};
+use crate::store::wal::record::RequestRecord;
 use crate::telemetry::Stats;
 
 /// At most this many distinct rejection reasons are listed in `partial_success.error_message`.
@@ -128,8 +133,15 @@ pub fn process_signal_body(
                     Format::Json => schemas::decode::decode_json(&plain),
                 }
                 .map_err(bad)?;
+                let plain_len = plain.len();
                 drop(plain);
-                convert(ctx, request)
+                let stored = Stored::Received {
+                    body,
+                    encoding,
+                    format,
+                    plain_len,
+                };
+                prepare_traces(ctx, request, stored)
             }
             Signal::Logs => {
                 let request = match format {
@@ -138,7 +150,7 @@ pub fn process_signal_body(
                 }
                 .map_err(bad)?;
                 drop(plain);
-                convert_logs(ctx, request)
+                convert_logs(ctx, request).map(Prepared::Converted)
             }
         }
     })
@@ -149,7 +161,9 @@ pub fn process_request(
     ctx: &Context,
     request: ExportTraceServiceRequest,
 ) -> Result<Accepted, Refusal> {
-    process(ctx, Signal::Traces, || convert(ctx, request))
+    process(ctx, Signal::Traces, || {
+        prepare_traces(ctx, request, Stored::Encoded)
+    })
 }
 
 /// A log request decoded by the gRPC layer.
@@ -157,18 +171,78 @@ pub fn process_logs_request(
     ctx: &Context,
     request: ExportLogsServiceRequest,
 ) -> Result<Accepted, Refusal> {
-    process(ctx, Signal::Logs, || convert_logs(ctx, request))
+    process(ctx, Signal::Logs, || {
+        convert_logs(ctx, request).map(Prepared::Converted)
+    })
+}
+
+/// What the CPU-heavy steps leave for submission.
+enum Prepared<'a> {
+    /// Converted before the answer: log requests, and trace requests under `--redact-content`
+    /// (unredacted content never reaches the disk).
+    Converted(Converted),
+    /// A trace request validated and sized, converted after the answer (see
+    /// [`crate::store::wal::record`]).
+    Validated(Validated<'a>),
+}
+
+/// A validated trace request and the bytes its WAL record stores.
+struct Validated<'a> {
+    request: ExportTraceServiceRequest,
+    validation: Validation,
+    estimated_bytes: u64,
+    stored: Stored<'a>,
+}
+
+/// The bytes a request record stores.
+enum Stored<'a> {
+    /// An OTLP/HTTP body as received (still compressed if it came so).
+    Received {
+        body: &'a [u8],
+        encoding: Encoding,
+        format: Format,
+        plain_len: usize,
+    },
+    /// A request decoded by the gRPC layer: encoded again as protobuf.
+    Encoded,
+}
+
+/// A decoded trace request, ready to submit: validated (converted after the answer), or
+/// converted now under `--redact-content`. Refused whole with 413 when it would expand past
+/// `--max-converted-bytes`.
+fn prepare_traces<'a>(
+    ctx: &Context,
+    request: ExportTraceServiceRequest,
+    stored: Stored<'a>,
+) -> Result<Prepared<'a>, Refusal> {
+    if ctx.redact_content {
+        return convert(ctx, request).map(Prepared::Converted);
+    }
+    let estimated_bytes = converted_size_estimate(&request);
+    if estimated_bytes > ctx.max_converted_bytes {
+        return Err(too_large(ConvertError::TooLarge {
+            estimated: estimated_bytes,
+            limit: ctx.max_converted_bytes,
+        }));
+    }
+    let validation = validate_request(&request);
+    Ok(Prepared::Validated(Validated {
+        request,
+        validation,
+        estimated_bytes,
+        stored,
+    }))
 }
 
 /// The CPU-heavy steps (decode, then conversion) under a processing slot, then the submission
 /// without it. The queue is checked again first: it may have filled while the request waited
 /// for its slot.
-fn process(
+fn process<'a>(
     ctx: &Context,
     signal: Signal,
-    decode_and_convert: impl FnOnce() -> Result<Converted, Refusal>,
+    decode_and_convert: impl FnOnce() -> Result<Prepared<'a>, Refusal>,
 ) -> Result<Accepted, Refusal> {
-    let converted = {
+    let prepared = {
         let _slot = ctx.admission.processing_slot();
         if ctx.pipeline.is_full() {
             return Err(queue_full(ctx));
@@ -176,7 +250,10 @@ fn process(
         Stats::add(&ctx.stats.requests_decoded, 1);
         decode_and_convert()?
     };
-    submit(ctx, signal, converted)
+    match prepared {
+        Prepared::Converted(converted) => submit(ctx, signal, converted),
+        Prepared::Validated(validated) => submit_validated(ctx, validated),
+    }
 }
 
 fn ingest_context(ctx: &Context) -> IngestContext {
@@ -217,22 +294,98 @@ fn convert_logs(ctx: &Context, request: ExportLogsServiceRequest) -> Result<Conv
     converted.map_err(too_large)
 }
 
-/// Queue reservation, WAL append and fsync; the answer to the client.
-fn submit(ctx: &Context, signal: Signal, converted: Converted) -> Result<Accepted, Refusal> {
-    match ctx.pipeline.submit(&converted) {
-        Ok(()) => {}
-        Err(SubmitError::Overloaded { queued }) => {
-            if signal == Signal::Traces {
-                Stats::add(&ctx.stats.spans_refused, converted.accepted as u64);
+/// A validated trace request: queue reservation, WAL append of the request as received and
+/// fsync; the answer to the client. The converter threads convert it meanwhile and after.
+fn submit_validated(ctx: &Context, validated: Validated<'_>) -> Result<Accepted, Refusal> {
+    let Validated {
+        request,
+        validation,
+        estimated_bytes,
+        stored,
+    } = validated;
+    if validation.accepted > 0 {
+        let encoded;
+        let (body, encoding, format, plain_len) = match stored {
+            Stored::Received {
+                body,
+                encoding,
+                format,
+                plain_len,
+            } => (body, encoding, format, plain_len),
+            Stored::Encoded => {
+                encoded = request.encode_to_vec();
+                (
+                    encoded.as_slice(),
+                    Encoding::Identity,
+                    Format::Protobuf,
+                    encoded.len(),
+                )
             }
-            return Err(Refusal::Overloaded(format!(
-                "the collector is overloaded ({queued} batches waiting to be written); retry after the Retry-After delay"
-            )));
-        }
-        Err(e) => {
-            return Err(Refusal::Unavailable(e.to_string()));
+        };
+        let ingest = ingest_context(ctx);
+        let record = RequestRecord {
+            format,
+            encoding,
+            plain_len: plain_len as u64,
+            ctx: ingest.clone(),
+            body,
+        };
+        let reserve = usize::try_from(estimated_bytes).unwrap_or(usize::MAX);
+        let submitted = ctx.pipeline.submit_request(&record, reserve, move || {
+            convert_request_bounded(&request, &ingest, u64::MAX)
+                .map(|c| c.batch)
+                .map_err(|e| e.to_string())
+        });
+        if let Err(e) = submitted {
+            return Err(submit_refusal(ctx, Signal::Traces, validation.accepted, e));
         }
     }
+    Ok(answer(
+        ctx,
+        Signal::Traces,
+        validation.accepted,
+        validation.rejected,
+        &validation.rejection_reasons,
+    ))
+}
+
+/// The refusal for a failed submission (`accepted` spans were refused).
+fn submit_refusal(ctx: &Context, signal: Signal, accepted: usize, e: SubmitError) -> Refusal {
+    match e {
+        SubmitError::Overloaded { queued } => {
+            if signal == Signal::Traces {
+                Stats::add(&ctx.stats.spans_refused, accepted as u64);
+            }
+            Refusal::Overloaded(format!(
+                "the collector is overloaded ({queued} batches waiting to be written); retry after the Retry-After delay"
+            ))
+        }
+        e => Refusal::Unavailable(e.to_string()),
+    }
+}
+
+/// Queue reservation, WAL append and fsync; the answer to the client.
+fn submit(ctx: &Context, signal: Signal, converted: Converted) -> Result<Accepted, Refusal> {
+    if let Err(e) = ctx.pipeline.submit(&converted) {
+        return Err(submit_refusal(ctx, signal, converted.accepted, e));
+    }
+    Ok(answer(
+        ctx,
+        signal,
+        converted.accepted,
+        converted.rejected,
+        &converted.rejection_reasons,
+    ))
+}
+
+/// Count an acknowledged request and build its answer.
+fn answer(
+    ctx: &Context,
+    signal: Signal,
+    accepted_spans: usize,
+    rejected_spans: usize,
+    reasons: &[String],
+) -> Accepted {
     let (accepted, rejected) = match signal {
         Signal::Traces => (&ctx.stats.spans_accepted, &ctx.stats.spans_rejected),
         Signal::Logs => (
@@ -240,13 +393,13 @@ fn submit(ctx: &Context, signal: Signal, converted: Converted) -> Result<Accepte
             &ctx.stats.log_records_rejected,
         ),
     };
-    Stats::add(accepted, converted.accepted as u64);
-    Stats::add(rejected, converted.rejected as u64);
-    Ok(Accepted {
-        accepted: converted.accepted,
-        rejected: converted.rejected,
-        message: summarize_reasons(&converted.rejection_reasons),
-    })
+    Stats::add(accepted, accepted_spans as u64);
+    Stats::add(rejected, rejected_spans as u64);
+    Accepted {
+        accepted: accepted_spans,
+        rejected: rejected_spans,
+        message: summarize_reasons(reasons),
+    }
 }
 
 /// Distinct reasons in first-seen order, at most [`MAX_REASONS`], with a count of the rest.

@@ -28,7 +28,7 @@ use crate::config::PipelineConfig;
 use crate::store::committed_records::{drop_covered_rows, CommittedRecords};
 use crate::store::part_file::{PartFile, RowGroupLimits, StoreError};
 use crate::store::queue_reservation::Reservation;
-use crate::store::wal::{ipc, Wal};
+use crate::store::wal::{record, Wal};
 use crate::telemetry::Stats;
 use schemas::layout::{Partition, Table};
 
@@ -39,10 +39,18 @@ const RETRY_MAX: Duration = Duration::from_secs(5);
 /// One acknowledged (or replayed) WAL record on its way to Parquet.
 pub struct Queued {
     pub seq: u64,
-    pub batch: RecordBatch,
+    pub rows: Rows,
     pub received: Instant,
     /// Freed once the batch is in a Parquet writer.
     pub reservation: Option<Reservation>,
+}
+
+/// The rows of a queued record: converted already, or being converted by the converter threads
+/// ([`crate::store::converters`]) after the request was acknowledged.
+pub enum Rows {
+    Ready(RecordBatch),
+    /// The converter sends the rows, or why it could not convert them.
+    Pending(Receiver<Result<RecordBatch, String>>),
 }
 
 /// Messages to the batcher thread.
@@ -223,18 +231,75 @@ impl Batcher {
     fn write(&mut self, q: Queued) {
         let Queued {
             seq,
-            batch,
+            rows,
             received,
             reservation,
         } = q;
         self.next_expected = Some(seq + 1);
+        let batch = match rows {
+            Rows::Ready(batch) => Ok(batch),
+            Rows::Pending(rx) => rx.recv().unwrap_or_else(|_| {
+                Err("the converter thread stopped before sending the rows".to_string())
+            }),
+        };
         // Degraded: the record is in the WAL, and the retry reads it from there.
         if self.failed_below.is_none() {
-            if let Err(e) = self.write_record(seq, &batch, received) {
+            let written = match batch {
+                Ok(batch) => self.write_record(seq, &batch, received),
+                Err(reason) => self.unconverted(seq, &reason),
+            };
+            if let Err(e) = written {
                 self.degrade(Some(seq), &e);
             }
         }
         drop(reservation);
+    }
+
+    /// The converter could not convert acknowledged record `seq`: convert it again from the WAL
+    /// (whatever failed may not fail twice), else keep it in the quarantine directory. An error
+    /// (no WAL yet, the WAL or the quarantine cannot be read or written) degrades the batcher,
+    /// whose retry reads the record from the WAL again.
+    fn unconverted(&mut self, seq: u64, reason: &str) -> Result<(), StoreError> {
+        tracing::warn!(
+            seq,
+            reason,
+            "batcher: an acknowledged request was not converted; converting it again from the WAL"
+        );
+        let Some(wal) = self.wal.clone() else {
+            return Err(StoreError::Retry(format!(
+                "WAL record {seq} was not converted ({reason})"
+            )));
+        };
+        let mut result: Result<(), StoreError> = Ok(());
+        let mut found = false;
+        wal.read_records(seq, seq + 1, |seq, payload| {
+            found = true;
+            result = self.rows_of(seq, payload).and_then(|rows| match rows {
+                Some(rows) => self.write_record(seq, &rows, Instant::now()),
+                None => Ok(()),
+            });
+        })
+        .map_err(|e| StoreError::Retry(e.to_string()))?;
+        if !found {
+            return Err(StoreError::Retry(format!(
+                "WAL record {seq} was not converted ({reason}) and cannot be read back"
+            )));
+        }
+        result
+    }
+
+    /// The rows of a WAL record read back from the WAL. A request record that cannot be
+    /// converted is kept in the quarantine directory (`Ok(None)`); an unreadable IPC record is
+    /// skipped with an error, as it always was (its CRC passed, so it was written that way).
+    fn rows_of(&self, seq: u64, payload: &[u8]) -> Result<Option<RecordBatch>, StoreError> {
+        rows_or_quarantine(
+            &self.config.data_dir,
+            &self.epoch,
+            seq,
+            payload,
+            &self.stats,
+        )
+        .map_err(|e| StoreError::Retry(format!("cannot quarantine WAL record {seq}: {e}")))
     }
 
     fn write_record(
@@ -334,11 +399,11 @@ impl Batcher {
             if result.is_err() {
                 return;
             }
-            let batch = match ipc::decode_one(payload) {
+            let batch = match self.rows_of(seq, payload) {
                 Ok(Some(b)) => b,
                 Ok(None) => return,
                 Err(e) => {
-                    tracing::error!(seq, error = %e, "batcher: WAL record is not a readable batch; skipped");
+                    result = Err(e);
                     return;
                 }
             };
@@ -568,6 +633,33 @@ pub fn split_by_partition(
             arrow::compute::take_record_batch(batch, &idx).map(|b| (p, b))
         })
         .collect()
+}
+
+/// The rows of WAL record `seq` (`payload`), for replay and retries: `Ok(None)` when it holds
+/// none, or when it is a request record that cannot be converted, which is then kept in the
+/// quarantine directory ([`crate::store::quarantine`]) and counted. An unreadable IPC record is
+/// logged and skipped. `Err` only when the quarantine file cannot be written: the caller must
+/// not move past the record then.
+pub fn rows_or_quarantine(
+    data_dir: &std::path::Path,
+    epoch: &str,
+    seq: u64,
+    payload: &[u8],
+    stats: &Stats,
+) -> std::io::Result<Option<RecordBatch>> {
+    match record::decode_one(payload) {
+        Ok(rows) => Ok(rows),
+        Err(e) if record::is_request(payload) => {
+            let path = crate::store::quarantine::keep(data_dir, epoch, seq, payload)?;
+            Stats::add(&stats.records_quarantined, 1);
+            tracing::error!(seq, error = %e, file = %path.display(), "an acknowledged request cannot be converted into rows; it is kept whole in the quarantine file (re-import it with `tripline ingest` once fixed) and the WAL moves past it; please report this as a tripline bug");
+            Ok(None)
+        }
+        Err(e) => {
+            tracing::error!(seq, error = %e, "WAL record is not a readable batch; skipped");
+            Ok(None)
+        }
+    }
 }
 
 #[cfg(test)]

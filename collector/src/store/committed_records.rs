@@ -89,7 +89,7 @@ pub fn epoch_matches_wal(wal_dir: &Path, data_dir: &Path, epoch: &str) -> bool {
     let mut committed = CommittedRecords::new(data_dir, epoch);
     let mut verdict = None;
     let scanned = crate::store::wal::for_each_record(wal_dir, |seq, payload| {
-        let Ok(Some(batch)) = crate::store::wal::ipc::decode_one(payload) else {
+        let Ok(Some(batch)) = crate::store::wal::record::decode_one(payload) else {
             return true;
         };
         // Log records may have no span id: the check looks at span records only.

@@ -14,10 +14,12 @@
 
 pub mod batcher;
 pub mod committed_records;
+pub mod converters;
 pub mod durable_files;
 pub mod lock;
 pub mod part_file;
 pub mod pipeline;
+pub mod quarantine;
 pub mod queue_reservation;
 pub mod remote;
 pub mod verify;

@@ -21,11 +21,13 @@ use arrow::record_batch::RecordBatch;
 use schemas::convert::Converted;
 
 use crate::config::{FsyncPolicy, PipelineConfig};
-use crate::store::batcher::{Batcher, Control, Msg, Queued, Unwritten};
+use crate::store::batcher::{rows_or_quarantine, Batcher, Control, Msg, Queued, Rows, Unwritten};
 use crate::store::committed_records::{drop_covered_rows, CommittedRecords};
+use crate::store::converters::Converters;
 use crate::store::durable_files::remove_leftover_tmp_files;
 use crate::store::queue_reservation::WriterQueue;
 use crate::store::wal::checkpoint::Checkpoint;
+use crate::store::wal::record::RequestRecord;
 use crate::store::wal::{ipc, Wal, WalError};
 use crate::telemetry::Stats;
 use schemas::layout::WAL_DIR;
@@ -81,6 +83,8 @@ pub enum SubmitError {
 /// The running write path of one data directory.
 pub struct Pipeline {
     config: PipelineConfig,
+    /// Convert request records after they were acknowledged ([`Pipeline::submit_request`]).
+    converters: Converters,
     wal: Arc<Wal>,
     tx: Mutex<Option<Sender<Msg>>>,
     queue: Arc<WriterQueue>,
@@ -144,18 +148,24 @@ impl Pipeline {
         let mut replayed = 0u64;
         let mut skipped_rows = 0usize;
         let replay_tx = tx.clone();
+        let mut quarantine_failed: Option<std::io::Error> = None;
         let wal = Wal::open(
             &wal_dir,
             config.fsync,
             config.wal_segment_bytes,
             |seq, payload| {
-                let batch = match ipc::decode_one(&payload) {
-                    Ok(batch) => batch,
-                    Err(e) => {
-                        tracing::error!(seq, error = %e, "replay: WAL record is not a readable batch; skipped");
-                        None
-                    }
-                };
+                if quarantine_failed.is_some() {
+                    return;
+                }
+                // Request records are converted here; one that cannot be is quarantined.
+                let batch =
+                    match rows_or_quarantine(&data_dir, &checkpoint.epoch, seq, &payload, &stats) {
+                        Ok(batch) => batch,
+                        Err(e) => {
+                            quarantine_failed = Some(e);
+                            return;
+                        }
+                    };
                 let batch = batch.map(|b| match drop_covered_rows(&b, seq, &mut committed) {
                     Ok((kept, skipped)) => {
                         skipped_rows += skipped;
@@ -173,13 +183,24 @@ impl Pipeline {
                 let reservation = queue.reserve_blocking(payload.len());
                 let _ = replay_tx.send(Msg::Batch(Queued {
                     seq,
-                    batch,
+                    rows: Rows::Ready(batch),
                     received: Instant::now(),
                     reservation,
                 }));
             },
         )?;
         drop(replay_tx);
+        if let Some(source) = quarantine_failed {
+            // Moving past an acknowledged record that is neither converted nor kept would lose
+            // it: refuse to start instead.
+            return Err(PipelineError::DataDir {
+                path: data_dir
+                    .join(crate::store::quarantine::QUARANTINE_DIR)
+                    .display()
+                    .to_string(),
+                source,
+            });
+        }
         if replayed > 0 {
             tracing::info!(
                 records = replayed,
@@ -228,7 +249,13 @@ impl Pipeline {
         } else {
             None
         };
+        let converters = Converters::start(
+            std::thread::available_parallelism().map_or(2, |n| n.get()),
+            config.writer_nice,
+        )
+        .map_err(PipelineError::Thread)?;
         Ok(Pipeline {
+            converters,
             queue,
             config,
             wal,
@@ -326,13 +353,75 @@ impl Pipeline {
         let appended = self.wal.append(&payload, |seq| {
             tx.send(Msg::Batch(Queued {
                 seq,
-                batch: batch.clone(),
+                rows: Rows::Ready(batch.clone()),
                 received,
                 reservation: Some(reservation),
             }))
         });
         let (seq, sent) = appended.map_err(|e| self.wal_failed(e))?;
         Stats::add(&self.stats.wal_bytes_appended, payload.len() as u64);
+        self.stats
+            .wal_bytes_on_disk
+            .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
+        self.wal.commit(seq).map_err(|e| self.wal_failed(e))?;
+        if let Ok(mut failure) = self.wal_failure.lock() {
+            failure.take();
+        }
+        if sent.is_err() {
+            // In the WAL (replayed on the next start) but the writer is gone: do not ack.
+            return Err(SubmitError::ShuttingDown);
+        }
+        Ok(())
+    }
+
+    /// Accept a request as received ([`RequestRecord`]) whose spans were validated but not
+    /// converted: refuse it if the queue is full, else append it to the WAL, hand `convert` to the
+    /// converter threads and return once the record is durable per the fsync policy, without
+    /// waiting for the conversion. `reserve_bytes` is the queue charge (the request's estimated
+    /// converted size); the rows reach the batcher in WAL order.
+    pub fn submit_request(
+        &self,
+        record: &RequestRecord<'_>,
+        reserve_bytes: usize,
+        convert: impl FnOnce() -> Result<RecordBatch, String> + Send + 'static,
+    ) -> Result<(), SubmitError> {
+        if let Some(reason) = self.control.degraded() {
+            return Err(SubmitError::StorageDegraded { reason });
+        }
+        let Some(reservation) = self.queue.try_reserve(reserve_bytes) else {
+            return Err(SubmitError::Overloaded {
+                queued: self.queue.queued(),
+            });
+        };
+        let payload = record.encode();
+        let tx = self
+            .tx
+            .lock()
+            .map_err(|_| SubmitError::ShuttingDown)?
+            .clone()
+            .ok_or(SubmitError::ShuttingDown)?;
+        let received = Instant::now();
+        let (done_tx, done_rx) = mpsc::sync_channel(1);
+        let appended = self.wal.append(&payload, |seq| {
+            tx.send(Msg::Batch(Queued {
+                seq,
+                rows: Rows::Pending(done_rx),
+                received,
+                reservation: Some(reservation),
+            }))
+        });
+        let (seq, sent) = appended.map_err(|e| self.wal_failed(e))?;
+        // Converted while the WAL is synced; the batcher waits for the rows in WAL order. Not
+        // sent when the append failed: then the batcher never heard of the record.
+        self.converters.run(Box::new(move || {
+            #[cfg(feature = "failpoints")]
+            fail::fail_point!("convert::after_ack", |_| {
+                let _ = done_tx.send(Err("injected fault at convert::after_ack".to_string()));
+            });
+            let _ = done_tx.send(convert());
+        }));
+        Stats::add(&self.stats.wal_bytes_appended, payload.len() as u64);
+        drop(payload);
         self.stats
             .wal_bytes_on_disk
             .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
@@ -395,6 +484,9 @@ impl Pipeline {
     }
 
     fn stop_threads(&self) -> Result<(), PipelineError> {
+        // Every acknowledged request is converted (the batcher waits for those rows) before
+        // the batcher's queue closes.
+        self.converters.stop();
         if let Ok(mut tx) = self.tx.lock() {
             tx.take();
         }

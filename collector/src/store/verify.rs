@@ -431,14 +431,14 @@ pub fn verify(data_dir: &Path) -> Result<VerifyReport, VerifyError> {
     let wal_dir = data_dir.join(WAL_DIR);
     let mut undecodable = Vec::new();
     let wal = scan_wal(data_dir, |seq, payload| {
-        if let Err(e) = crate::store::wal::ipc::decode(&payload) {
+        if let Err(e) = crate::store::wal::record::decode(&payload) {
             undecodable.push((seq, e.to_string()));
         }
     });
     for (seq, e) in undecodable {
         problem(
             &wal_dir,
-            format!("WAL record {seq} is not a readable Arrow batch ({e}); it cannot be replayed"),
+            format!("WAL record {seq} cannot be turned into rows ({e}); it cannot be replayed"),
         );
     }
     for d in &wal.damage {

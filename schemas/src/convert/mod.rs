@@ -16,6 +16,7 @@ mod attrs;
 mod builder;
 mod content;
 mod nested;
+mod rejections;
 mod validate;
 
 use arrow::record_batch::RecordBatch;
@@ -29,6 +30,7 @@ use crate::schema::span_schema;
 pub(crate) use attrs::dedup_attributes;
 pub use attrs::{value_type, REDACTED};
 use builder::{AttrMapBuilder, Capacity, Origin, RowParts, SpanBatchBuilder};
+use rejections::Rejections;
 
 /// Where and when a request was received.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,6 +136,42 @@ pub fn convert_request_bounded(
     )?
 }
 
+/// What converting a request would accept and reject, without converting it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validation {
+    /// Spans that would be stored.
+    pub accepted: usize,
+    /// Spans that would be rejected.
+    pub rejected: usize,
+    /// The reasons, exactly as [`Converted::rejection_reasons`] would list them.
+    pub rejection_reasons: Vec<String>,
+}
+
+/// The accepted and rejected spans of a request, exactly as [`convert_request_bounded`] counts
+/// and explains them, from the same checks but without building a row: the collector answers a
+/// request with this and converts it after the answer (see the collector's WAL records).
+pub fn validate_request(req: &ExportTraceServiceRequest) -> Validation {
+    let mut rejections = Rejections::default();
+    let mut accepted = 0usize;
+    for rs in &req.resource_spans {
+        for ss in &rs.scope_spans {
+            let scope_name = ss.scope.as_ref().map_or("", |s| s.name.as_str());
+            for (index, span) in ss.spans.iter().enumerate() {
+                match validate::rejection_reason(span) {
+                    Some(reason) => rejections.note(index, scope_name, &reason),
+                    None => accepted += 1,
+                }
+            }
+        }
+    }
+    let (rejected, rejection_reasons) = rejections.finish();
+    Validation {
+        accepted,
+        rejected,
+        rejection_reasons,
+    }
+}
+
 /// Spans in a request.
 fn span_count(req: &ExportTraceServiceRequest) -> usize {
     req.resource_spans
@@ -189,9 +227,7 @@ fn convert_unbounded(
 ) -> Result<Converted, ConvertError> {
     let engine = DialectEngine::get();
     let mut builder = SpanBatchBuilder::with_capacity(capacity(req));
-    let mut rejected = 0usize;
-    let mut reasons: Vec<String> = Vec::new();
-    let mut unlisted = 0usize;
+    let mut rejections = Rejections::default();
     let empty: Vec<KeyValue> = Vec::new();
     let mut keys = KeyCache::new();
     // Per-span scratch, cleared for every span instead of allocated and freed per span.
@@ -226,20 +262,7 @@ fn convert_unbounded(
             };
             for (index, span) in ss.spans.iter().enumerate() {
                 if let Some(reason) = validate::rejection_reason(span) {
-                    rejected += 1;
-                    let scope_label = if origin.scope_name.is_empty() {
-                        "(unnamed)"
-                    } else {
-                        origin.scope_name
-                    };
-                    let line = format!("span {index} of scope {scope_label}: {reason}");
-                    if reasons.len() < MAX_REASONS {
-                        if !reasons.contains(&line) {
-                            reasons.push(line);
-                        }
-                    } else {
-                        unlisted += 1;
-                    }
+                    rejections.note(index, origin.scope_name, &reason);
                     continue;
                 }
                 let attrs = dedup_attributes(&span.attributes);
@@ -284,9 +307,7 @@ fn convert_unbounded(
             }
         }
     }
-    if unlisted > 0 {
-        reasons.push(format!("{unlisted} more rejected spans not listed"));
-    }
+    let (rejected, reasons) = rejections.finish();
     let accepted = builder.len();
     let batch = builder
         .finish()
@@ -365,6 +386,30 @@ mod tests {
         assert_eq!((converted.accepted, converted.rejected), (0, 2100));
         assert_eq!(converted.batch.num_rows(), 0);
         assert!(converted.rejection_reasons[0].contains("--max-converted-bytes"));
+    }
+
+    #[test]
+    fn validation_answers_exactly_as_conversion_does() {
+        let mut req = amplifying(10, 30);
+        let spans = &mut req.resource_spans[0].scope_spans[0].spans;
+        spans[1].trace_id = vec![0; 16];
+        spans[2].span_id = vec![1; 3];
+        spans[3].parent_span_id = vec![0; 8];
+        spans[4].end_time_unix_nano = u64::MAX;
+        // More distinct reasons than are listed: the closing line must match too.
+        for (i, span) in spans.iter_mut().enumerate().skip(5).take(11) {
+            span.trace_id = vec![1; i];
+        }
+        let converted = convert_request(&req, &ctx());
+        let validated = validate_request(&req);
+        assert_eq!(validated.accepted, converted.accepted);
+        assert_eq!(validated.rejected, converted.rejected);
+        assert_eq!(validated.rejection_reasons, converted.rejection_reasons);
+        assert_eq!((validated.accepted, validated.rejected), (15, 15));
+        assert!(validated
+            .rejection_reasons
+            .last()
+            .is_some_and(|r| r.ends_with("more rejected spans not listed")));
     }
 
     #[test]

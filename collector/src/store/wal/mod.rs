@@ -19,6 +19,7 @@ pub mod checkpoint;
 pub mod frame;
 pub mod ipc;
 mod page_cache;
+pub mod record;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
