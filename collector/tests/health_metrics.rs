@@ -106,6 +106,7 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
         "tripline_flush_lag_seconds",
         "tripline_parquet_write_errors_total",
         "tripline_wal_records_lost_total",
+        "tripline_records_quarantined_total",
         "tripline_storage_retries_total",
     ] {
         assert!(after.contains_key(name), "{name} missing");
