@@ -15,16 +15,20 @@
 //! ```
 //!
 //! `--toggle-collect` counts only the measured requests (one warm-up request first fills the
-//! dialect tables and the allocator), on the request thread; the Parquet writer thread runs off
-//! the acknowledgement path and is not counted. Arguments: requests (default 20), spans per
-//! request (default 1000), and `parquet` to also count the Parquet write of the same spans.
+//! dialect tables and the allocator), on the request thread: since ADR 0003 that is the
+//! acknowledgement path (decode, validation, WAL append of the request as received, fsync). The
+//! converter threads convert after the answer and the Parquet writer thread writes after that;
+//! neither is on the request thread. Arguments: requests (default 20), spans per request
+//! (default 1000), and `parquet` to also count the work after the answer.
 //!
-//! With `parquet`, the converted batches of the measured requests (converted again before the
-//! measurement starts) are written as the batcher thread writes them, in
-//! `measured_parquet`: split by partition, appended to one open part file per partition with
-//! the store's writer settings and row-group bounds, committed (footer, fsync, rename). The
-//! pattern `*request_path::measured*` matches both functions, so one callgrind total is the CPU
-//! `scripts/bench` charges the collector per span, minus the network (hyper, tokio).
+//! With `parquet`, the measured requests are decoded again (not counted: the request thread
+//! decoded them) and converted in `measured_convert` as the converter threads convert them
+//! (conversion, then freeing the decoded request), and the batches are written as the batcher
+//! thread writes them, in `measured_parquet`: split by partition, appended to one open part file
+//! per partition with the store's writer settings and row-group bounds, committed (footer,
+//! fsync, rename). The pattern `*request_path::measured*` matches all three functions, so one
+//! callgrind total is the CPU `scripts/bench` charges the collector per span, minus the network
+//! (hyper, tokio).
 
 use std::sync::Arc;
 
@@ -76,8 +80,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let acked = send(&ctx, &bodies[0])?; // warm-up, not measured
     let acked = acked + measured(&ctx, &bodies[1..])?;
     pipeline.shutdown()?;
+    let wal_bytes = pipeline
+        .stats()
+        .wal_bytes_appended
+        .load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "WAL bytes appended {wal_bytes}, {:.0} per acknowledged span",
+        wal_bytes as f64 / acked.max(1) as f64
+    );
     if parquet {
-        let batches = synthetic::converted_batches(&bodies[1..])?;
+        let requests = bodies[1..]
+            .iter()
+            .map(|b| schemas::decode::decode_protobuf(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        let batches = measured_convert(requests)?;
         let out = tempfile::tempdir()?;
         let config = PipelineConfig::new(out.path());
         let (files, bytes) = measured_parquet(&config, &batches)?;
@@ -97,6 +113,27 @@ fn measured(ctx: &Context, bodies: &[Vec<u8>]) -> Result<usize, Box<dyn std::err
         acked += send(ctx, body)?;
     }
     Ok(acked)
+}
+
+/// The converter threads' work for the measured requests (callgrind `--toggle-collect` target
+/// with `parquet`): each decoded request converted as `receive::request` hands it over, then
+/// freed.
+#[inline(never)]
+fn measured_convert(
+    requests: Vec<opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest>,
+) -> Result<Vec<arrow::record_batch::RecordBatch>, Box<dyn std::error::Error>> {
+    let ctx = schemas::convert::IngestContext {
+        received_at_unix_nano: 0,
+        source: "otlp-http".into(),
+        redact_content: false,
+    };
+    let mut batches = Vec::with_capacity(requests.len());
+    for request in requests {
+        let converted = schemas::convert::convert_request_bounded(&request, &ctx, u64::MAX)?;
+        drop(request);
+        batches.push(converted.batch);
+    }
+    Ok(batches)
 }
 
 /// The batcher's work for the measured requests' batches (callgrind `--toggle-collect` target

@@ -19,6 +19,7 @@ pub fn bodies(requests: usize, spans: usize) -> Vec<Vec<u8>> {
 
 /// `bodies` decoded and converted as the collector converts them (source `otlp-http`, content
 /// kept), one batch per body.
+#[allow(dead_code)] // parquet_settings uses it; request_path converts in its measured step
 pub fn converted_batches(bodies: &[Vec<u8>]) -> Result<Vec<RecordBatch>, schemas::DecodeError> {
     let ingest = schemas::convert::IngestContext {
         received_at_unix_nano: NOW as i64,
