@@ -14,5 +14,13 @@ fuzz_target!(|data: &[u8]| {
         };
         let converted = convert_request(&request, &ctx);
         assert_eq!(converted.batch.num_rows(), converted.accepted);
+        // The collector answers with the validation and converts after the answer (ADR 0003):
+        // the two must agree on every request conversion accepts.
+        if converted.rejection_reasons.iter().all(|r| !r.contains("--max-converted-bytes")) {
+            let validated = schemas::convert::validate_request(&request);
+            assert_eq!(validated.accepted, converted.accepted);
+            assert_eq!(validated.rejected, converted.rejected);
+            assert_eq!(validated.rejection_reasons, converted.rejection_reasons);
+        }
     }
 });
