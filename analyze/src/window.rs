@@ -936,4 +936,26 @@ mod tests {
             .unwrap();
         assert!(w3.overlap.contains(&TraceId([4; 16])), "{windows:?}");
     }
+
+    #[test]
+    fn a_core_is_settled_by_the_last_window_that_reads_its_groups() {
+        // Conversation 7 joins traces 1 (0 s) and 2 (100 s) into the first core; trace 4 runs
+        // from 10 s to 200 s, so the windows around it read it, and it reads trace 2.
+        let traces = vec![
+            t(1, 0, S, 4),
+            t(2, 100 * S, 101 * S, 4),
+            t(3, 50 * S, 51 * S, 4),
+            t(4, 10 * S, 200 * S, 1),
+        ];
+        let conv = vec![(TraceId([1; 16]), 7), (TraceId([2; 16]), 7)];
+        let windows = plan(&traces, &conv, 4);
+        let ids = |v: &[u8]| v.iter().map(|&i| TraceId([i; 16])).collect::<Vec<_>>();
+        let cores: Vec<_> = windows.iter().map(|w| w.core.clone()).collect();
+        assert_eq!(cores, vec![ids(&[1, 2]), ids(&[4]), ids(&[3])]);
+        // Trace 2 is read again by window 2 (trace 4's overlap); trace 4 by window 3.
+        let settled: Vec<u32> = windows.iter().map(|w| w.settled_by).collect();
+        assert_eq!(settled, vec![2, 3, 3]);
+        let from: Vec<i64> = windows.iter().map(|w| w.core_from_ns).collect();
+        assert_eq!(from, vec![0, 10 * S, 50 * S]);
+    }
 }
