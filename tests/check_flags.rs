@@ -133,3 +133,44 @@ fn html_only_flags_are_refused_by_the_other_reports() {
         String::from_utf8_lossy(&ok.stderr)
     );
 }
+
+/// `--max-rows` caps the conversations table and says so; it is refused where it would do
+/// nothing (another report, or the JSON and Markdown, which list every row).
+#[test]
+fn max_rows_caps_the_conversations_table_only() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ingest = tripline(dir.path(), &["ingest", "samples/traces"]);
+    assert!(ingest.status.success());
+    let table = tripline(dir.path(), &["report", "conversations", "--max-rows", "2"]);
+    let stdout = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.status.success(),
+        "{}",
+        String::from_utf8_lossy(&table.stderr)
+    );
+    assert!(
+        stdout.contains("note: showing the first 2 of 17 conversations, by start (--max-rows 2)"),
+        "{stdout}"
+    );
+    for args in [
+        &["report", "tools", "--max-rows", "2"][..],
+        &[
+            "report",
+            "conversations",
+            "--format",
+            "json",
+            "--max-rows",
+            "2",
+        ][..],
+    ] {
+        let out = tripline(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "--max-rows applies to the table of `tripline report conversations` only"
+            ),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -11,7 +11,7 @@ use crate::load::{load_store, scan_store, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, SpanRow, TraceId};
 use crate::policy::Policy;
-use crate::reports::{Aggregate, Built, Owned, ReportKind};
+use crate::reports::{conversations, Aggregate, Built, Owned, ReportKind};
 use crate::rules::spill::SpillOptions;
 use crate::rules::tl011_catalog_drift::{diff_catalogs, DiffReport, RunCatalog};
 use crate::rules::{run, Report, Rule, RuleInput, StreamedReport, RULES};
@@ -107,12 +107,43 @@ pub async fn report_store_bounded(
 ) -> Result<(Built, Scanned, WindowStats), WindowError> {
     let projection = Projection::base().with(kind.columns());
     let mut totals = Aggregate::new(kind);
-    let (scanned, stats, _) =
-        each_window(data_dir, filter, &projection, options, |model, core, _| {
+    let (scanned, stats, _) = each_window(
+        data_dir,
+        filter,
+        &projection,
+        options,
+        |model, core, _, _| {
             totals.add(model, &Owned::core(model, core));
-        })
-        .await?;
+        },
+    )
+    .await?;
     Ok((totals.finish(), scanned, stats))
+}
+
+/// `report conversations` in memory bounded whatever the store's size: as
+/// [`report_store_bounded`], each row passed to `sink` (in report order) as soon as no later
+/// window can change it or come before it ([`conversations::Totals::settle`]). Returns the
+/// report's notes (after the last row).
+pub async fn conversations_store_streamed(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    options: &WindowOptions,
+    sink: &mut dyn conversations::RowSink,
+) -> Result<(Vec<String>, Scanned, WindowStats), WindowError> {
+    let projection = Projection::base().with(ReportKind::Conversations.columns());
+    let mut totals = conversations::Totals::default();
+    let (scanned, stats, _) = each_window(
+        data_dir,
+        filter,
+        &projection,
+        options,
+        |model, core, _, place| {
+            totals.add_at(model, &Owned::core(model, core), place);
+            totals.settle(place, sink);
+        },
+    )
+    .await?;
+    Ok((totals.finish_into(sink), scanned, stats))
 }
 
 /// `tripline trace ID` could not run.
@@ -232,7 +263,7 @@ async fn load_side(
         &ScanFilter::default(),
         &Projection::base(),
         options,
-        |model, core, _| cat.add(model, &|i| core.contains(&model.spans[i].trace_id)),
+        |model, core, _, _| cat.add(model, &|i| core.contains(&model.spans[i].trace_id)),
     )
     .await
     .map_err(|e| match e {

@@ -292,6 +292,10 @@ pub struct ReportArgs {
     /// html: where findings wait on disk once more than 100,000 are held, as for `check`.
     #[arg(long, value_name = "DIR")]
     pub spill_dir: Option<PathBuf>,
+    /// conversations as a table: rows shown, the first by start (the table says how many it
+    /// leaves out; `--format json` and `--format markdown` list every one). Default 1000.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows: Option<u64>,
     #[command(flatten)]
     pub scan: ScanArgs,
 }
@@ -472,40 +476,29 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
         Some(p) => render::SarifArtifact::Policy(p),
         None => render::SarifArtifact::DataDir(&data_path),
     };
-    if matches!(args.format, Format::Table | Format::Csv) {
-        // The table sizes its columns over every finding: they are collected first.
-        let report = streamed.into_report()?;
-        emit(&render::render_check(
-            &report,
-            Some(&scanned),
-            args.format,
-            &ui.style(),
-            ui.quiet,
-            artifact,
-        ))?;
-    } else {
-        // JSON, SARIF and Markdown straight to stdout, the findings merged from memory and disk
-        // as they are written.
-        let total = streamed.findings.len();
-        let crate::rules::StreamedReport {
-            mut findings,
-            coverage,
-        } = streamed;
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-        let written = render::write_check_streamed(
-            &mut out,
-            &mut findings,
-            total,
-            &coverage,
-            Some(&scanned),
-            args.format,
-            artifact,
-        )
-        .and_then(|_| out.flush());
-        match written {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            r => r.context("cannot write the findings to stdout")?,
-        }
+    // Every format straight to stdout, the findings merged from memory and disk as they are
+    // written (the table tallies one row per rule): never every finding in memory.
+    let total = streamed.findings.len();
+    let crate::rules::StreamedReport {
+        mut findings,
+        coverage,
+    } = streamed;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = render::write_check_streamed(
+        &mut out,
+        &mut findings,
+        total,
+        &coverage,
+        Some(&scanned),
+        args.format,
+        &ui.style(),
+        ui.quiet,
+        artifact,
+    )
+    .and_then(|()| out.flush());
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        r => r.context("cannot write the findings to stdout")?,
     }
     Ok(if failing {
         ExitCode::from(1)
@@ -542,6 +535,16 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
             "--output, --policy, --spill-dir, --max-findings-per-rule and --max-runs apply to `tripline report html` only; the other reports print to stdout (redirect it to keep one)"
         );
     }
+    if args.max_rows.is_some()
+        && (kind != crate::reports::ReportKind::Conversations || args.format != Format::Table)
+    {
+        anyhow::bail!(
+            "--max-rows applies to the table of `tripline report conversations` only (its JSON and Markdown list every row)"
+        );
+    }
+    if kind == crate::reports::ReportKind::Conversations {
+        return report_conversations(data_dir, &args, ui);
+    }
     let filter = args.scan.filter()?;
     let pb = spinner(ui, "scanning spans");
     let options = crate::window::WindowOptions {
@@ -562,6 +565,44 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
         &ui.style(),
         Some(&scanned),
     )?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tripline report conversations`: the rows written as the windows finish them (JSON and
+/// Markdown whole, the table capped at `--max-rows`), never every row in memory. An error after
+/// some rows were written leaves a partial document on stdout (and exits 2, as any error).
+fn report_conversations(
+    data_dir: &Path,
+    args: &ReportArgs,
+    ui: &UiArgs,
+) -> anyhow::Result<ExitCode> {
+    let filter = args.scan.filter()?;
+    let pb = spinner(ui, "scanning spans");
+    let options = crate::window::WindowOptions {
+        window_spans: args.window_spans,
+        memory_limit: args.memory_limit,
+    };
+    let style = ui.style();
+    let max_rows = args.max_rows.map_or(render::DEFAULT_TABLE_ROWS, |n| {
+        usize::try_from(n).unwrap_or(usize::MAX)
+    });
+    let stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut out = render::ConversationsOut::new(stdout, args.format, &style, max_rows);
+    let scan = runtime()?.block_on(crate::check::conversations_store_streamed(
+        data_dir, &filter, &options, &mut out,
+    ));
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let (notes, scanned, _windows) = scan?;
+    tell_scanned(ui, &scanned, args.format != Format::Json);
+    let written = out
+        .finish(notes, Some(&scanned))
+        .and_then(|mut w| w.flush());
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        r => r.context("cannot write the report to stdout")?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 

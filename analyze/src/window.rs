@@ -157,6 +157,37 @@ pub struct Window {
     /// carried; empty, `1..=0`, when all are).
     pub fresh_from_ns: i64,
     pub fresh_to_ns: i64,
+    /// Earliest start of a core trace: no span a later window owns starts before the next
+    /// window's (groups are cut in order of first start).
+    pub core_from_ns: i64,
+    /// The number (1-based) of the last window that reads a trace of a group in this core, as
+    /// core or overlap: the last window whose model holds one of this core's conversations, so
+    /// the last that can add to their tallies.
+    pub settled_by: u32,
+}
+
+/// Where a window stands in the plan, for a tally that finishes its rows as the windows go by
+/// (`report conversations`, [`crate::reports::conversations`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// 1-based.
+    pub number: u32,
+    /// [`Window::settled_by`].
+    pub settled_by: u32,
+    /// No span a later window owns starts before this ([`Window::core_from_ns`] of the next
+    /// window; `i64::MAX` after the last).
+    pub later_from_ns: i64,
+}
+
+impl Place {
+    /// The whole selection as one window (one model of everything).
+    pub fn whole() -> Self {
+        Self {
+            number: 1,
+            settled_by: 1,
+            later_from_ns: i64::MAX,
+        }
+    }
 }
 
 /// What a pass-2 scan reads: the window's rows, as decoded (a part per batch), how many rows
@@ -201,6 +232,8 @@ pub fn plan(
     let mut next = 0;
     let mut active: Vec<usize> = Vec::new();
     let mut start = 0;
+    // Per window, its groups (start..end in `groups`).
+    let mut cut: Vec<(usize, usize)> = Vec::new();
     while start < groups.len() {
         let mut end = start;
         let mut spans = 0;
@@ -276,8 +309,23 @@ pub fn plan(
                 .map(|&t| traces[t].last_start_ns)
                 .max()
                 .unwrap_or(0),
+            core_from_ns: core.iter().map(|&t| traces[t].first_ns).min().unwrap_or(0),
+            settled_by: number,
         });
+        cut.push((start, end));
         start = end;
+    }
+    // `read_by` now holds the last window reading each trace: a core's `settled_by` is the
+    // latest over its groups' traces.
+    for (w, &(a, b)) in windows.iter_mut().zip(&cut) {
+        let from = if a == 0 { 0 } else { groups[a - 1].0 as usize };
+        let to = groups[b - 1].0 as usize;
+        w.settled_by = order[from..to]
+            .iter()
+            .map(|&t| read_by[t as usize])
+            .max()
+            .unwrap_or(w.settled_by)
+            .max(w.settled_by);
     }
     windows
 }
@@ -384,7 +432,7 @@ pub async fn check_windows(
         projection,
         options,
         spill,
-        |_, _| {},
+        |_, _, _| {},
     )
     .await
 }
@@ -400,7 +448,7 @@ pub async fn check_windows_with(
     projection: &Projection,
     options: &WindowOptions,
     spill: SpillOptions,
-    mut also: impl FnMut(&Model, &HashSet<TraceId>),
+    mut also: impl FnMut(&Model, &HashSet<TraceId>, Place),
 ) -> Result<(StreamedReport, Scanned, WindowStats), WindowError> {
     let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
     let mut spilled = FindingSpill::new(rules, spill);
@@ -410,7 +458,7 @@ pub async fn check_windows_with(
         filter,
         projection,
         options,
-        |model, core, facts| {
+        |model, core, facts, place| {
             let input = RuleInput::window(model, policy, facts.clone(), core);
             for (i, (acc, mut part)) in merged
                 .iter_mut()
@@ -427,7 +475,7 @@ pub async fn check_windows_with(
                     }
                 }
             }
-            also(model, core);
+            also(model, core, place);
         },
     )
     .await?;
@@ -467,14 +515,29 @@ pub type StoreFacts = (Catalog, GuardrailFacts);
 
 /// Reads the store window by window (pass 1, planning, pass 2: see the module docs) and calls
 /// `visit` with each window's model, the traces it owns (its core: every trace is in exactly
-/// one window's core) and pass 1's store-wide facts; `check` runs the rules there, `report` and
-/// `diff` their aggregates. Returns what was scanned, the windows' shape and the facts.
+/// one window's core), pass 1's store-wide facts and the window's [`Place`]; `check` runs the
+/// rules there, `report` and `diff` their aggregates. Returns what was scanned, the windows'
+/// shape and the facts.
 pub async fn each_window(
     data_dir: &Path,
     filter: &ScanFilter,
     projection: &Projection,
     options: &WindowOptions,
-    mut visit: impl FnMut(&Model, &HashSet<TraceId>, &StoreFacts),
+    visit: impl FnMut(&Model, &HashSet<TraceId>, &StoreFacts, Place),
+) -> Result<(Scanned, WindowStats, StoreFacts), WindowError> {
+    each_window_where(data_dir, filter, projection, options, |_, _| true, visit).await
+}
+
+/// [`each_window`], reading only the windows `select` (given each window's number, 1-based, and
+/// plan before any is read) keeps: `report html`'s second pass reads only the windows that own
+/// what the page lists. [`WindowStats`] counts the windows read.
+pub async fn each_window_where(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    projection: &Projection,
+    options: &WindowOptions,
+    mut select: impl FnMut(u32, &Window) -> bool,
+    mut visit: impl FnMut(&Model, &HashSet<TraceId>, &StoreFacts, Place),
 ) -> Result<(Scanned, WindowStats, StoreFacts), WindowError> {
     let started = std::time::Instant::now();
     let mut snapshot = index::snapshot(data_dir).await?;
@@ -527,8 +590,17 @@ pub async fn each_window(
     // runtime's threads, the model and the rules on this one), except under --memory-limit,
     // where one window at a time is what the limit is checked against.
     let ahead = options.memory_limit.is_none();
-    let read = |w: &Window| -> tokio::task::JoinHandle<Result<Scan, LoadError>> {
-        let (fresh, from_ns, to_ns) = w.to_read(carry);
+    let chosen: Vec<bool> = windows
+        .iter()
+        .enumerate()
+        .map(|(k, w)| select(k as u32 + 1, w))
+        .collect();
+    // Window `k` reads the rows kept from the previous window when that one was read too.
+    let carries = |k: usize| carry && k > 0 && chosen[k - 1];
+    let next_chosen = |k: usize| (k + 1..windows.len()).find(|&j| chosen[j]);
+    let read = |k: usize| -> tokio::task::JoinHandle<Result<Scan, LoadError>> {
+        let w = &windows[k];
+        let (fresh, from_ns, to_ns) = w.to_read(carries(k));
         let ctx = ctx.clone();
         let data_dir = data_dir.to_path_buf();
         let projection = projection.clone();
@@ -561,7 +633,12 @@ pub async fn each_window(
     };
     let mut held: Vec<Vec<Option<SpanRow>>> = Vec::new();
     let mut pending = None;
+    let mut read_windows = 0;
     for (number, w) in windows.iter().enumerate() {
+        if !chosen[number] {
+            continue;
+        }
+        read_windows += 1;
         largest = largest.max(w.spans);
         // Held while the window is read and judged: DataFusion's operators share the rest.
         let _reservation = index::reserve(
@@ -578,11 +655,11 @@ pub async fn each_window(
             )
         })?;
         let t0 = std::time::Instant::now();
-        let task = pending.take().unwrap_or_else(|| read(w));
+        let task = pending.take().unwrap_or_else(|| read(number));
         let (mut parts, decoded, scan_time) = joined(task.await)?;
         let waited = t0.elapsed();
         if ahead {
-            pending = windows.get(number + 1).map(&read);
+            pending = next_chosen(number).map(&read);
         }
         let fresh_rows: usize = parts.iter().map(Vec::len).sum();
         // The kept rows first (in chunks, so the model frees them as they move, see
@@ -608,10 +685,15 @@ pub async fn each_window(
         let rows: usize = parts.iter().map(Vec::len).sum();
         let model = Model::from_parts(parts);
         let t2 = t0.elapsed();
-        visit(&model, &core, &facts);
+        let place = Place {
+            number: number as u32 + 1,
+            settled_by: w.settled_by,
+            later_from_ns: windows.get(number + 1).map_or(i64::MAX, |n| n.core_from_ns),
+        };
+        visit(&model, &core, &facts, place);
         let t3 = t0.elapsed();
         let in_model = model.spans.len();
-        if carry {
+        if carry && chosen.get(number + 1) == Some(&true) {
             if let Some(next) = windows.get(number + 1).filter(|n| !n.carried.is_empty()) {
                 let next: HashSet<TraceId> = next.carried.iter().copied().collect();
                 held = chunks(
@@ -638,7 +720,7 @@ pub async fn each_window(
         }
     }
     let stats = WindowStats {
-        windows: windows.len(),
+        windows: read_windows,
         largest_window_spans: largest,
     };
     let mut scanned = idx.scanned;
@@ -768,6 +850,8 @@ mod tests {
             carried: Vec::new(),
             fresh_from_ns: 0,
             fresh_to_ns: 3_600 * S,
+            core_from_ns: 0,
+            settled_by: 1,
         };
         assert_eq!(
             too_large(2, 41, &w, 1 << 30).to_string(),
@@ -851,5 +935,27 @@ mod tests {
             .find(|w| w.core.contains(&TraceId([3; 16])))
             .unwrap();
         assert!(w3.overlap.contains(&TraceId([4; 16])), "{windows:?}");
+    }
+
+    #[test]
+    fn a_core_is_settled_by_the_last_window_that_reads_its_groups() {
+        // Conversation 7 joins traces 1 (0 s) and 2 (100 s) into the first core; trace 4 runs
+        // from 10 s to 200 s, so the windows around it read it, and it reads trace 2.
+        let traces = vec![
+            t(1, 0, S, 4),
+            t(2, 100 * S, 101 * S, 4),
+            t(3, 50 * S, 51 * S, 4),
+            t(4, 10 * S, 200 * S, 1),
+        ];
+        let conv = vec![(TraceId([1; 16]), 7), (TraceId([2; 16]), 7)];
+        let windows = plan(&traces, &conv, 4);
+        let ids = |v: &[u8]| v.iter().map(|&i| TraceId([i; 16])).collect::<Vec<_>>();
+        let cores: Vec<_> = windows.iter().map(|w| w.core.clone()).collect();
+        assert_eq!(cores, vec![ids(&[1, 2]), ids(&[4]), ids(&[3])]);
+        // Trace 2 is read again by window 2 (trace 4's overlap); trace 4 by window 3.
+        let settled: Vec<u32> = windows.iter().map(|w| w.settled_by).collect();
+        assert_eq!(settled, vec![2, 3, 3]);
+        let from: Vec<i64> = windows.iter().map(|w| w.core_from_ns).collect();
+        assert_eq!(from, vec![0, 10 * S, 50 * S]);
     }
 }

@@ -49,7 +49,7 @@ fn whole(dir: &Path, policy: &Policy, limits: &PageLimits) -> Value {
 }
 
 /// The page data made in windows of `window_spans` spans, findings spilled past `max_held`;
-/// and the number of windows.
+/// and the number of windows (pass 1, and pass 2 in [`windowed_passes`]).
 fn windowed(
     dir: &Path,
     policy: &Policy,
@@ -57,6 +57,17 @@ fn windowed(
     window_spans: u64,
     max_held: usize,
 ) -> (Value, usize) {
+    let (doc, first, _) = windowed_passes(dir, policy, limits, window_spans, max_held);
+    (doc, first)
+}
+
+fn windowed_passes(
+    dir: &Path,
+    policy: &Policy,
+    limits: &PageLimits,
+    window_spans: u64,
+    max_held: usize,
+) -> (Value, usize, usize) {
     let options = WindowOptions {
         window_spans,
         memory_limit: None,
@@ -77,7 +88,11 @@ fn windowed(
             &ctx,
         ))
         .unwrap();
-    (serde_json::to_value(doc).unwrap(), stats.windows)
+    (
+        serde_json::to_value(doc).unwrap(),
+        stats.first.windows,
+        stats.second.windows,
+    )
 }
 
 /// The first keys at which two documents differ (a path and both values, cut short).
@@ -251,4 +266,62 @@ fn synthetic_store_page_with_orphans_across_boundaries_matches_the_whole_store()
         .iter()
         .any(|v| v["traces"].as_array().unwrap().len() > 1);
     assert!(stitched, "a view joins traces across a broken edge");
+}
+
+/// Pass 2 reads only the windows owning a listed finding or agent run: capped, that is a few of
+/// the samples' windows; and wherever the cap on runs falls (runs of listed conversations only,
+/// some or all of the runs under no conversation too), the page is the whole store's.
+#[test]
+fn pass_two_reads_only_the_windows_of_what_the_page_lists() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    let store = ingest(&[samples.join("traces")]);
+    let policy = Policy::load(&samples.join("policy.toml")).unwrap();
+    let (_, first, second) = windowed_passes(store.path(), &policy, &CAPPED, 1, 100_000);
+    assert!(first > 10, "small windows cut the store: {first}");
+    assert!(
+        second < first / 2,
+        "pass 2 read {second} of {first} windows for one finding per rule and 2 runs"
+    );
+    // Runs under no conversation: the samples with the conversation ids taken off every other
+    // file (renamed to an attribute nothing reads).
+    let input = tempfile::tempdir().unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(samples.join("traces"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    for (k, f) in files.iter().enumerate() {
+        let mut text = std::fs::read_to_string(f).unwrap();
+        if k % 2 == 0 {
+            text = text.replace("gen_ai.conversation.id", "test.no_conversation.id");
+        }
+        std::fs::write(input.path().join(f.file_name().unwrap()), text).unwrap();
+    }
+    let store = ingest(&[input.path().to_path_buf()]);
+    let all = whole(store.path(), &policy, &UNCAPPED);
+    let loose = count(&all, "loose_runs");
+    assert!(loose > 3, "{loose} runs under no conversation");
+    let in_conversations: usize = all["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| count(c, "runs"))
+        .sum();
+    // Only runs of listed conversations; some runs under no conversation too; all of them.
+    for runs in [1, 3, in_conversations + 2, in_conversations + loose] {
+        let limits = PageLimits {
+            findings_per_rule: 2,
+            runs,
+        };
+        let expected = whole(store.path(), &policy, &limits);
+        let (got, _, second) = windowed_passes(store.path(), &policy, &limits, 1, 100_000);
+        let mut diff = Vec::new();
+        differences(&expected, &got, "", &mut diff);
+        assert!(
+            diff.is_empty(),
+            "page data (--max-runs {runs}, pass 2 read {second} windows) differs from the whole store:\n{}",
+            diff.join("\n")
+        );
+    }
 }

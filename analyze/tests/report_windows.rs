@@ -9,15 +9,16 @@ mod common;
 
 use std::path::Path;
 
-use analyze::check::{diff_stores_with, report_store_bounded};
+use analyze::check::{conversations_store_streamed, diff_stores_with, report_store_bounded};
 use analyze::load::{scan_store, Projection, ScanFilter};
 use analyze::model::Model;
-use analyze::render::{render_built, render_diff, render_report, Format, Style};
-use analyze::reports::ReportKind;
+use analyze::render::{render_built, render_diff, render_report, ConversationsOut, Format, Style};
+use analyze::reports::conversations::{self, ConversationRow};
+use analyze::reports::{Owned, ReportKind};
 use analyze::rules::tl011_catalog_drift::{diff_catalogs, DiffReport, RunCatalog};
-use analyze::window::WindowOptions;
+use analyze::window::{each_window, WindowOptions};
 use clap::ValueEnum;
-use common::stores::{ingest, orphans_across_boundaries, rt};
+use common::stores::{conversations_across_boundaries, ingest, orphans_across_boundaries, rt};
 
 fn style() -> Style {
     Style::for_stdout(false, false)
@@ -63,6 +64,31 @@ fn windowed(dir: &Path, kind: ReportKind, window_spans: u64) -> (Vec<String>, us
     (out, stats.windows)
 }
 
+/// `report conversations` in each format as the CLI writes it: each row passed on as the windows
+/// finish it (the table uncapped).
+fn streamed_conversations(dir: &Path, window_spans: u64) -> Vec<String> {
+    let options = WindowOptions {
+        window_spans,
+        memory_limit: None,
+    };
+    FORMATS
+        .iter()
+        .map(|&f| {
+            let style = style();
+            let mut out = ConversationsOut::new(Vec::new(), f, &style, usize::MAX);
+            let (notes, scanned, _) = rt()
+                .block_on(conversations_store_streamed(
+                    dir,
+                    &ScanFilter::default(),
+                    &options,
+                    &mut out,
+                ))
+                .unwrap();
+            String::from_utf8(out.finish(notes, Some(&scanned)).unwrap()).unwrap()
+        })
+        .collect()
+}
+
 fn first_difference(expected: &str, got: &str) -> String {
     expected
         .lines()
@@ -92,6 +118,16 @@ fn assert_same(dir: &Path, sizes: &[u64]) -> (Vec<(ReportKind, usize)>, usize) {
                     "report {kind:?}, {f:?}, window size {size} ({windows} windows) differs from the whole store:\n{}\nwhole:\n{want}\nwindows:\n{got}",
                     first_difference(want, got)
                 );
+            }
+            if kind == ReportKind::Conversations {
+                let got = streamed_conversations(dir, size);
+                for (f, (want, got)) in FORMATS.iter().zip(expected.iter().zip(&got)) {
+                    assert!(
+                        want == got,
+                        "report conversations streamed, {f:?}, window size {size} differs from the whole store:\n{}\nwhole:\n{want}\nstreamed:\n{got}",
+                        first_difference(want, got)
+                    );
+                }
             }
             most = most.max(windows);
         }
@@ -217,4 +253,120 @@ fn diff_in_windows_matches_the_whole_stores() {
         let r = ingest(std::slice::from_ref(&dir));
         assert_same_diff(s.path(), r.path(), &[1, 25, 1_000_000]);
     }
+}
+
+/// Conversations overlapping in time across many windows (synth's agent runs from three seeds
+/// on one clock): every report the same as the whole store's, the conversation rows streamed.
+#[test]
+fn synthetic_conversations_across_boundaries_match_the_whole_store() {
+    let store = conversations_across_boundaries();
+    let (rows, windows) = assert_same(store.path(), &[1, 7, 60, 1_000_000]);
+    assert!(windows > 20, "small windows cut the store: {windows}");
+    assert!(rows_of(&rows, ReportKind::Conversations) > 20, "{rows:?}");
+}
+
+/// The conversation rows leave the tally as the windows finish them, in report order: most
+/// before the last window is counted, and never more than a few held at once; the rows are
+/// those of one model of the whole store.
+#[test]
+fn conversation_rows_are_passed_on_as_the_windows_finish_them() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    let stores = [
+        ingest(&[samples.join("traces")]),
+        conversations_across_boundaries(),
+    ];
+    for store in &stores {
+        let dir = store.path();
+        let scan = rt()
+            .block_on(scan_store(dir, &ScanFilter::default(), &Projection::base()))
+            .unwrap();
+        let expected = conversations::build(&Model::from_parts(scan.parts)).rows;
+        for size in [1, 20] {
+            let options = WindowOptions {
+                window_spans: size,
+                memory_limit: None,
+            };
+            let mut totals = conversations::Totals::default();
+            let mut rows: Vec<ConversationRow> = Vec::new();
+            let (mut most_held, mut before_last) = (0, 0);
+            rt().block_on(each_window(
+                dir,
+                &ScanFilter::default(),
+                &Projection::base(),
+                &options,
+                |model, core, _, place| {
+                    totals.add_at(model, &Owned::core(model, core), place);
+                    totals.settle(place, &mut rows);
+                    most_held = most_held.max(totals.held());
+                    if place.later_from_ns != i64::MAX {
+                        before_last = rows.len();
+                    }
+                },
+            ))
+            .unwrap();
+            totals.finish_into(&mut rows);
+            assert_eq!(rows, expected, "window size {size}");
+            let n = expected.len();
+            assert!(
+                before_last * 4 >= n * 3,
+                "window size {size}: {before_last} of {n} rows passed on before the last window"
+            );
+            assert!(
+                most_held * 4 <= n,
+                "window size {size}: {most_held} of {n} rows held at once"
+            );
+        }
+    }
+}
+
+/// The table shows the first `--max-rows` conversations by start and says how many it leaves
+/// out; JSON and Markdown are never capped.
+#[test]
+fn the_conversations_table_says_what_it_leaves_out() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    let store = ingest(&[samples.join("traces")]);
+    let dir = store.path();
+    let (built, _, _) = rt()
+        .block_on(report_store_bounded(
+            dir,
+            &ScanFilter::default(),
+            ReportKind::Conversations,
+            &WindowOptions::default(),
+        ))
+        .unwrap();
+    let analyze::reports::Built::Conversations(mut report) = built else {
+        panic!("a conversations report")
+    };
+    let n = report.rows.len();
+    assert!(n > 3, "{n}");
+    let style = style();
+    let mut out = ConversationsOut::new(Vec::new(), Format::Table, &style, 3);
+    let (notes, scanned, _) = rt()
+        .block_on(conversations_store_streamed(
+            dir,
+            &ScanFilter::default(),
+            &WindowOptions {
+                window_spans: 5,
+                memory_limit: None,
+            },
+            &mut out,
+        ))
+        .unwrap();
+    let table = String::from_utf8(out.finish(notes, Some(&scanned)).unwrap()).unwrap();
+    // The table of the first three rows, the note first.
+    report.rows.truncate(3);
+    report.notes.insert(
+        0,
+        format!(
+            "showing the first 3 of {n} conversations, by start (--max-rows 3); `--format json` or `--format markdown` lists every one"
+        ),
+    );
+    let want = render_built(
+        &analyze::reports::Built::Conversations(report),
+        Format::Table,
+        &style,
+        Some(&scanned),
+    )
+    .unwrap();
+    assert_eq!(table, want);
 }

@@ -1,6 +1,6 @@
-//! `check --format sarif` and `--format markdown` are written as the findings are read (from
-//! memory and spilled runs), like `--format json`: the bytes must be those of the renderers that
-//! take the whole report (`render_check`), over the samples (with and without a policy file, so
+//! `check --format sarif`, `--format markdown` and the table are written as the findings are read
+//! (from memory and spilled runs; the table tallies one row per rule), like `--format json`: the
+//! bytes must be those of the renderers that take the whole report (`render_check`), over the samples (with and without a policy file, so
 //! both SARIF artifacts), every rule fixture, and a check with no finding, with the findings
 //! spilled to disk two at a time.
 
@@ -17,7 +17,7 @@ use analyze::rules::RULES;
 use analyze::window::WindowOptions;
 use common::stores::{ingest, rt};
 
-const FORMATS: [Format; 3] = [Format::Sarif, Format::Markdown, Format::Json];
+const FORMATS: [Format; 4] = [Format::Sarif, Format::Markdown, Format::Json, Format::Table];
 
 fn options() -> WindowOptions {
     WindowOptions {
@@ -73,17 +73,18 @@ fn streamed(
     let total = report.findings.len();
     let mut findings = report.findings;
     let mut out = Vec::new();
-    let wrote = write_check_streamed(
+    write_check_streamed(
         &mut out,
         &mut findings,
         total,
         &report.coverage,
         Some(&scanned),
         format,
+        &Style::for_stdout(false, false),
+        false,
         artifact,
     )
     .unwrap();
-    assert!(wrote, "{format:?} is written streamed");
     (String::from_utf8(out).unwrap(), runs)
 }
 
@@ -114,7 +115,7 @@ fn assert_same(dir: &Path, policy: &Policy, artifact: SarifArtifact) -> usize {
 }
 
 #[test]
-fn samples_sarif_and_markdown_streamed_match_the_collected_report() {
+fn samples_streamed_formats_match_the_collected_report() {
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
     let store = ingest(&[samples.join("traces")]);
     let policy = Policy::load(&samples.join("policy.toml")).unwrap();
@@ -140,7 +141,7 @@ fn samples_sarif_and_markdown_streamed_match_the_collected_report() {
 }
 
 #[test]
-fn rule_fixtures_sarif_and_markdown_streamed_match_the_collected_report() {
+fn rule_fixtures_streamed_formats_match_the_collected_report() {
     let dir = common::fixtures_dir();
     let codes = common::rule_fixture_codes();
     assert!(codes.len() > 10, "{codes:?}");

@@ -6,7 +6,7 @@
 //! print, see [`Format::parser`]) and one table preset ([`Style::table`]) sized to the terminal,
 //! so every command looks and behaves alike. Every renderer returns a `String`, so the CLI writes
 //! it in one go (and treats a closed pipe as success), and tests snapshot exactly what the user
-//! sees; `check --format json|sarif|markdown` also have a writer form ([`write_check_streamed`])
+//! sees; `check` also has a writer form ([`write_check_streamed`])
 //! giving the same bytes from the findings as they are read, so a windowed check never holds its
 //! whole document (nor every finding: they may wait on disk).
 
@@ -23,19 +23,17 @@ mod sarif;
 mod trace;
 mod verify;
 
-pub use check_table::render_table;
+pub use check_table::{render_table, RuleTally};
 pub use diff::render_diff;
 pub use json::{render_json, render_json_incremental, render_json_with, write_json_streamed};
 pub use json_lines::{render_batch_line, render_finding_line};
 pub use markdown::{render_markdown, write_markdown_streamed};
 pub use query::{render_batches, RenderError};
-pub use reports::{render_built, render_report, ReportError};
+pub use reports::{render_built, render_report, ConversationsOut, ReportError, DEFAULT_TABLE_ROWS};
 pub use rules::{explain_text, render_rule_list};
 pub use sarif::{render_sarif, render_sarif_with, write_sarif_streamed, SarifArtifact};
 pub use trace::render_trace;
 pub use verify::render_verify;
-
-use std::collections::BTreeMap;
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, Color, ContentArrangement, Table};
@@ -198,10 +196,10 @@ pub fn render_check(
     }
 }
 
-/// [`render_check`]'s bytes for JSON, SARIF and Markdown written to `out` (give it a buffered
-/// writer), the findings (`total` of them, in report order) read once as they are written; for
-/// the table (which sizes its columns over every finding) it returns `Ok(false)` and writes
-/// nothing. An error reading a finding (a spilled run) is an I/O error.
+/// [`render_check`]'s bytes written to `out` (give it a buffered writer), the findings (`total`
+/// of them, in report order) read once as they are written (JSON, SARIF, Markdown) or tallied
+/// (the table: one row per rule, [`RuleTally`]), so no format holds every finding. An error
+/// reading a finding (a spilled run) is an I/O error.
 #[allow(clippy::too_many_arguments)]
 pub fn write_check_streamed<I>(
     out: &mut impl std::io::Write,
@@ -210,8 +208,10 @@ pub fn write_check_streamed<I>(
     coverage: &[Coverage],
     scanned: Option<&Scanned>,
     format: Format,
+    style: &Style,
+    quiet: bool,
     artifact: SarifArtifact,
-) -> std::io::Result<bool>
+) -> std::io::Result<()>
 where
     I: Iterator<Item = Result<Finding, crate::rules::spill::SpillError>>,
 {
@@ -224,9 +224,15 @@ where
                 write!(out, "\n{}.\n", capitalize(&s.summary()))?;
             }
         }
-        Format::Table | Format::Csv => return Ok(false),
+        Format::Table | Format::Csv => {
+            let mut tally = RuleTally::default();
+            for f in findings {
+                tally.add(&f.map_err(std::io::Error::other)?);
+            }
+            out.write_all(tally.render(coverage, style, !quiet).as_bytes())?;
+        }
     }
-    Ok(true)
+    Ok(())
 }
 
 fn capitalize(s: &str) -> String {
@@ -234,20 +240,4 @@ fn capitalize(s: &str) -> String {
     c.next()
         .map(|f| f.to_uppercase().chain(c).collect())
         .unwrap_or_default()
-}
-
-/// Findings grouped by rule code, in report order (worst severity first).
-pub(crate) fn by_rule(report: &Report) -> Vec<(&'static str, Vec<&Finding>)> {
-    let mut order: Vec<&'static str> = Vec::new();
-    let mut groups: BTreeMap<&'static str, Vec<&Finding>> = BTreeMap::new();
-    for f in &report.findings {
-        if !groups.contains_key(f.rule) {
-            order.push(f.rule);
-        }
-        groups.entry(f.rule).or_default().push(f);
-    }
-    order
-        .into_iter()
-        .map(|r| (r, groups.remove(r).unwrap_or_default()))
-        .collect()
 }

@@ -1,12 +1,14 @@
 //! `tripline report KIND`: each report's table (as a terminal table or as Markdown for CI job
 //! summaries), or its JSON (rows and notes, plus `scanned`).
 
+use std::io::Write;
+
 use comfy_table::{ColumnConstraint, Table, Width};
 use serde::Serialize;
 
 use super::{Format, Style};
 use crate::model::Model;
-use crate::reports::conversations::ConversationRow;
+use crate::reports::conversations::{ConversationRow, RowSink};
 use crate::reports::guardrails::GuardrailRow;
 use crate::reports::propagation::PropagationRow;
 use crate::reports::skills::SkillRow;
@@ -229,33 +231,206 @@ fn tools(r: &Report<ToolRow>, style: &Style) -> (Table, &'static str) {
     (t, "no tool calls")
 }
 
+const CONVERSATION_COLUMNS: [&str; 9] = [
+    "conversation",
+    "started",
+    "duration ms",
+    "traces",
+    "agent runs",
+    "agents",
+    "model calls",
+    "tool calls",
+    "tool errors",
+];
+
 /// `report conversations` as a table.
 fn conversations(r: &Report<ConversationRow>, style: &Style) -> (Table, &'static str) {
-    let mut t = style.table(&[
-        "conversation",
-        "started",
-        "duration ms",
-        "traces",
-        "agent runs",
-        "agents",
-        "model calls",
-        "tool calls",
-        "tool errors",
-    ]);
+    let mut t = style.table(&CONVERSATION_COLUMNS);
     for row in &r.rows {
-        t.add_row(vec![
-            row.conversation_id.clone(),
-            row.started.clone(),
-            format!("{}", row.duration_ms),
-            row.traces.to_string(),
-            row.agent_runs.to_string(),
-            style.cell(&row.agents.join(", ")),
-            row.model_calls.to_string(),
-            row.tool_calls.to_string(),
-            row.tool_errors.to_string(),
-        ]);
+        t.add_row(conversation_cells(row, style));
     }
     (t, "no conversations")
+}
+
+fn conversation_cells(row: &ConversationRow, style: &Style) -> Vec<String> {
+    vec![
+        row.conversation_id.clone(),
+        row.started.clone(),
+        format!("{}", row.duration_ms),
+        row.traces.to_string(),
+        row.agent_runs.to_string(),
+        style.cell(&row.agents.join(", ")),
+        row.model_calls.to_string(),
+        row.tool_calls.to_string(),
+        row.tool_errors.to_string(),
+    ]
+}
+
+/// Conversations a `report conversations` table shows by default (`--max-rows`).
+pub const DEFAULT_TABLE_ROWS: usize = 1_000;
+
+/// `report conversations` written as its rows come ([`RowSink`], in report order), so the
+/// report never holds every row: JSON and Markdown whole, with the bytes [`render_built`] gives
+/// for the same rows; the table (sized over its rows) shows the first `max_rows` and says how
+/// many it leaves out. An error writing is kept and returned by [`ConversationsOut::finish`].
+pub struct ConversationsOut<'a, W: Write> {
+    out: W,
+    format: Format,
+    style: &'a Style,
+    max_rows: usize,
+    rows: usize,
+    kept: Vec<ConversationRow>,
+    error: Option<std::io::Error>,
+}
+
+/// How `report conversations --format json` begins (the rows are its first key).
+const JSON_HEAD: &str = "{\n  \"rows\": [";
+
+impl<'a, W: Write> ConversationsOut<'a, W> {
+    pub fn new(out: W, format: Format, style: &'a Style, max_rows: usize) -> Self {
+        Self {
+            out,
+            format,
+            style,
+            max_rows,
+            rows: 0,
+            kept: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The part before the first row.
+    fn head(&mut self) -> std::io::Result<()> {
+        match self.format {
+            Format::Json => self.out.write_all(JSON_HEAD.as_bytes()),
+            Format::Markdown => {
+                self.out
+                    .write_all(b"## tripline report conversations\n\n")?;
+                let header: Vec<String> = CONVERSATION_COLUMNS.iter().map(|h| md_cell(h)).collect();
+                writeln!(self.out, "| {} |", header.join(" | "))?;
+                let rule: Vec<&str> = header.iter().map(|_| "---").collect();
+                writeln!(self.out, "| {} |", rule.join(" | "))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn write_row(&mut self, row: &ConversationRow) -> std::io::Result<()> {
+        if self.rows == 1 {
+            self.head()?;
+        }
+        match self.format {
+            Format::Json => {
+                let json = serde_json::to_string_pretty(row).map_err(std::io::Error::other)?;
+                let sep = if self.rows == 1 { "\n    " } else { ",\n    " };
+                write!(self.out, "{sep}{}", json.replace('\n', "\n    "))
+            }
+            _ => {
+                // Markdown cells are never cut: the page wraps them.
+                let style = Style {
+                    wide: true,
+                    ..*self.style
+                };
+                let cells: Vec<String> = conversation_cells(row, &style)
+                    .iter()
+                    .map(|c| md_cell(c))
+                    .collect();
+                writeln!(self.out, "| {} |", cells.join(" | "))
+            }
+        }
+    }
+
+    /// The rest of the report after the last row: `notes`, then `scanned` (JSON, Markdown).
+    pub fn finish(mut self, notes: Vec<String>, scanned: Option<&Scanned>) -> std::io::Result<W> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        match self.format {
+            Format::Json => {
+                let rest = serde_json::to_string_pretty(&JsonDoc {
+                    report: &Report::<ConversationRow> {
+                        rows: Vec::new(),
+                        notes,
+                    },
+                    scanned,
+                })
+                .map_err(std::io::Error::other)?;
+                // `{"rows": [], ...}` with the rows written: close them, then the rest as is.
+                let rest = rest
+                    .strip_prefix(JSON_HEAD)
+                    .and_then(|r| r.strip_prefix(']'))
+                    .ok_or_else(|| std::io::Error::other("the report's JSON lost its rows key"))?;
+                if self.rows == 0 {
+                    self.out.write_all(JSON_HEAD.as_bytes())?;
+                } else {
+                    self.out.write_all(b"\n  ")?;
+                }
+                writeln!(self.out, "]{rest}")?;
+            }
+            Format::Markdown => {
+                if self.rows == 0 {
+                    self.out
+                        .write_all(b"## tripline report conversations\n\nNo conversations.\n")?;
+                }
+                if !notes.is_empty() {
+                    self.out.write_all(b"\n")?;
+                    for n in &notes {
+                        writeln!(self.out, "- note: {}", md_cell(n))?;
+                    }
+                }
+                if let Some(s) = scanned {
+                    write!(self.out, "\n{}.\n", capitalize(&s.summary()))?;
+                }
+            }
+            _ => {
+                let shown = self.kept.len();
+                let mut all = Vec::with_capacity(notes.len() + 1);
+                if shown < self.rows {
+                    all.push(format!(
+                        "showing the first {} of {} conversations, by start (--max-rows {}); `--format json` or `--format markdown` lists every one",
+                        thousands(shown),
+                        thousands(self.rows),
+                        self.max_rows
+                    ));
+                }
+                all.extend(notes);
+                let report = Report {
+                    rows: std::mem::take(&mut self.kept),
+                    notes: all,
+                };
+                let (t, empty) = conversations(&report, self.style);
+                self.out
+                    .write_all(finish(t, shown, empty, &report.notes).as_bytes())?;
+            }
+        }
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> RowSink for ConversationsOut<'_, W> {
+    fn row(&mut self, row: ConversationRow, _: &[u32]) {
+        if self.error.is_some() {
+            return;
+        }
+        self.rows += 1;
+        match self.format {
+            Format::Json | Format::Markdown => {
+                if let Err(e) = self.write_row(&row) {
+                    self.error = Some(e);
+                }
+            }
+            _ => {
+                if self.kept.len() < self.max_rows {
+                    self.kept.push(row);
+                }
+            }
+        }
+    }
+}
+
+/// `12345` -> "12,345".
+fn thousands(n: usize) -> String {
+    super::html::data::thousands(n as u64)
 }
 
 /// `report guardrails` as a table.

@@ -53,3 +53,47 @@ pub fn orphans_across_boundaries() -> tempfile::TempDir {
     }
     ingest(&[input.path().to_path_buf()])
 }
+
+/// Synthetic agent runs (synth's `RunBuilder`: one conversation per run, MCP server spans in
+/// their own service) from three seeds whose clocks start together, so conversations overlap in
+/// time and every window boundary cuts through other conversations.
+#[allow(dead_code)]
+pub fn conversations_across_boundaries() -> tempfile::TempDir {
+    use synth::{RunBuilder, RunSystem, RunTool};
+    let input = tempfile::tempdir().unwrap();
+    let system = |agent: &str, server: &str, tools: &[(&str, bool)]| RunSystem {
+        agent: agent.to_string(),
+        server_service: server.to_string(),
+        tools: tools
+            .iter()
+            .map(|&(name, write)| RunTool {
+                name: name.to_string(),
+                write,
+            })
+            .collect(),
+        definitions: serde_json::Value::Array(
+            tools
+                .iter()
+                .map(|(name, _)| serde_json::json!({"type": "function", "name": name}))
+                .collect(),
+        )
+        .to_string(),
+    };
+    let systems = vec![
+        system("crm", "crm-mcp", &[("lookup", false), ("update", true)]),
+        system("tickets", "tickets-mcp", &[("search", false)]),
+    ];
+    let t0: u64 = 1_796_000_000_000_000_000;
+    for seed in 0..3u64 {
+        let mut b = RunBuilder::new(seed, t0, 0.3, systems.clone(), "0.0.0");
+        for request in 0..2 {
+            let (body, _) = b.build(200);
+            std::fs::write(
+                input.path().join(format!("s{seed}-r{request}.pb")),
+                body.encode_to_vec(),
+            )
+            .unwrap();
+        }
+    }
+    ingest(&[input.path().to_path_buf()])
+}

@@ -312,7 +312,8 @@ pub fn build<'a>(
         .enumerate()
         .filter(|(i, s)| s.is_agent_run() && model.conversation[*i].is_none())
         .count();
-    let (conversations, loose_runs, capped) = runs.finish(rows, loose_total);
+    let row_counts = RowCounts::of(&rows);
+    let (conversations, loose_runs, capped) = runs.finish(rows, &row_counts, loose_total);
     Document {
         context,
         scanned: scanned.cloned(),
@@ -471,14 +472,16 @@ impl RunList {
 
     /// The listed conversations (each with its listed runs) and how many there are in all, the
     /// listed runs under no conversation, and a sentence on what is left out (None: nothing).
+    /// `rows` are the conversations in page order (at least the first [`PageLimits::runs`]).
     #[allow(clippy::type_complexity)]
     pub fn finish(
         self,
         rows: Vec<ConversationRow>,
+        counted: &RowCounts,
         loose_total: usize,
     ) -> ((Vec<Conversation>, usize), Vec<AgentRun>, Option<String>) {
-        let total_convs = rows.len();
-        let runs_total: usize = rows.iter().map(|r| r.agent_runs).sum::<usize>() + loose_total;
+        let total_convs = counted.conversations;
+        let runs_total = counted.agent_runs + loose_total;
         let listed_runs = self.kept.len();
         let mut by_rank: BTreeMap<usize, Vec<AgentRun>> = BTreeMap::new();
         for c in self.kept {
@@ -505,6 +508,56 @@ impl RunList {
             )
         });
         ((convs, total_convs), loose, note)
+    }
+}
+
+/// How many conversations there are and how many agent runs they hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowCounts {
+    pub conversations: usize,
+    pub agent_runs: usize,
+}
+
+impl RowCounts {
+    /// The counts of all of `rows`.
+    pub fn of(rows: &[ConversationRow]) -> Self {
+        Self {
+            conversations: rows.len(),
+            agent_runs: rows.iter().map(|r| r.agent_runs).sum(),
+        }
+    }
+}
+
+/// The conversation rows the page lists, as the windowed tally finishes them in page order:
+/// the first [`PageLimits::runs`], the windows that own their agent runs, and the counts of
+/// every row (the rows themselves are not kept).
+pub struct PageRows {
+    limit: usize,
+    pub listed: Vec<ConversationRow>,
+    /// Windows (numbers) owning an agent run of a listed conversation.
+    pub run_windows: std::collections::BTreeSet<u32>,
+    pub counts: RowCounts,
+}
+
+impl PageRows {
+    pub fn new(limits: &PageLimits) -> Self {
+        Self {
+            limit: limits.runs,
+            listed: Vec::new(),
+            run_windows: Default::default(),
+            counts: RowCounts::default(),
+        }
+    }
+}
+
+impl conversations::RowSink for PageRows {
+    fn row(&mut self, row: ConversationRow, run_windows: &[u32]) {
+        self.counts.conversations += 1;
+        self.counts.agent_runs += row.agent_runs;
+        if self.listed.len() < self.limit {
+            self.run_windows.extend(run_windows);
+            self.listed.push(row);
+        }
     }
 }
 
