@@ -71,7 +71,7 @@ pub fn decompress_capped(
 fn read_capped(reader: impl Read, name: &'static str, limit: usize) -> Result<Vec<u8>, BodyError> {
     let mut out = Vec::new();
     // Read one byte past the limit to tell "exactly at the limit" from "over it".
-    let mut taken = reader.take(limit as u64 + 1);
+    let mut taken = reader.take((limit as u64).saturating_add(1));
     taken
         .read_to_end(&mut out)
         .map_err(|source| BodyError::Corrupt {

@@ -31,6 +31,10 @@ const MAGIC: &[u8; 8] = b"TLOTLP1\n";
 /// each), received_at (i64), plain length (u64), source length (u16).
 const FIXED: usize = 3 + 8 + 8 + 2;
 
+/// The most a stored body may decompress to, whatever its header says (`--max-body-bytes`
+/// cannot be set above this either way: 4 GiB).
+const MAX_PLAIN_BYTES: usize = 4 << 30;
+
 /// Why a WAL record cannot be turned into rows.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
@@ -130,7 +134,10 @@ impl RequestRecord<'_> {
         fail::fail_point!("record::convert", |_| Err(RecordError::Convert(
             "injected fault at record::convert".to_string()
         )));
-        let cap = usize::try_from(self.plain_len).unwrap_or(usize::MAX);
+        // The stored length is the cap; a damaged header cannot ask for more than a body may be.
+        let cap = usize::try_from(self.plain_len)
+            .unwrap_or(usize::MAX)
+            .min(MAX_PLAIN_BYTES);
         let plain = decompress_capped(self.body, self.encoding, cap)
             .map_err(|e| RecordError::Request(e.to_string()))?;
         let request = match self.format {
@@ -267,5 +274,15 @@ mod tests {
         }
         .encode();
         assert!(matches!(decode_one(&short), Err(RecordError::Request(_))));
+        // A damaged length field (u64::MAX) neither overflows nor allocates: the body decodes.
+        let huge = RequestRecord {
+            format: Format::Protobuf,
+            encoding: Encoding::Gzip,
+            plain_len: u64::MAX,
+            ctx: ctx(),
+            body: &gz,
+        }
+        .encode();
+        assert!(decode_one(&huge).unwrap().is_some());
     }
 }
