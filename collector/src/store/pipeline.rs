@@ -328,50 +328,10 @@ impl Pipeline {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        // Refused before anything is written: nothing is acknowledged while Parquet fails.
-        if let Some(reason) = self.control.degraded() {
-            return Err(SubmitError::StorageDegraded { reason });
-        }
+        self.refuse_while_degraded()?;
         let payload = ipc::encode(batch)?;
-        let reservation = if wait {
-            self.queue.reserve_blocking(payload.len())
-        } else {
-            self.queue.try_reserve(payload.len())
-        };
-        let Some(reservation) = reservation else {
-            return Err(SubmitError::Overloaded {
-                queued: self.queue.queued(),
-            });
-        };
-        let tx = self
-            .tx
-            .lock()
-            .map_err(|_| SubmitError::ShuttingDown)?
-            .clone()
-            .ok_or(SubmitError::ShuttingDown)?;
-        let received = Instant::now();
-        let appended = self.wal.append(&payload, |seq| {
-            tx.send(Msg::Batch(Queued {
-                seq,
-                rows: Rows::Ready(batch.clone()),
-                received,
-                reservation: Some(reservation),
-            }))
-        });
-        let (seq, sent) = appended.map_err(|e| self.wal_failed(e))?;
-        Stats::add(&self.stats.wal_bytes_appended, payload.len() as u64);
-        self.stats
-            .wal_bytes_on_disk
-            .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
-        self.wal.commit(seq).map_err(|e| self.wal_failed(e))?;
-        if let Ok(mut failure) = self.wal_failure.lock() {
-            failure.take();
-        }
-        if sent.is_err() {
-            // In the WAL (replayed on the next start) but the writer is gone: do not ack.
-            return Err(SubmitError::ShuttingDown);
-        }
-        Ok(())
+        let rows = Rows::Ready(batch.clone());
+        self.append_durably(&payload, payload.len(), wait, rows, || {})
     }
 
     /// Accept a request as received ([`RequestRecord`]) whose spans were validated but not
@@ -385,15 +345,59 @@ impl Pipeline {
         reserve_bytes: usize,
         convert: impl FnOnce() -> Result<RecordBatch, String> + Send + 'static,
     ) -> Result<(), SubmitError> {
-        if let Some(reason) = self.control.degraded() {
-            return Err(SubmitError::StorageDegraded { reason });
+        self.refuse_while_degraded()?;
+        let payload = record.encode();
+        let (done_tx, done_rx) = mpsc::sync_channel(1);
+        // Converted while the WAL is synced; the batcher waits for the rows in WAL order. Only
+        // once appended: a record that failed to append never reaches the batcher.
+        self.append_durably(
+            &payload,
+            reserve_bytes,
+            false,
+            Rows::Pending(done_rx),
+            || {
+                self.converters.run(Box::new(move || {
+                    #[cfg(feature = "failpoints")]
+                    fail::fail_point!("convert::after_ack", |_| {
+                        let _ =
+                            done_tx.send(Err("injected fault at convert::after_ack".to_string()));
+                    });
+                    let _ = done_tx.send(convert());
+                }));
+            },
+        )
+    }
+
+    /// Refused before anything is written: nothing is acknowledged while Parquet fails.
+    fn refuse_while_degraded(&self) -> Result<(), SubmitError> {
+        match self.control.degraded() {
+            Some(reason) => Err(SubmitError::StorageDegraded { reason }),
+            None => Ok(()),
         }
-        let Some(reservation) = self.queue.try_reserve(reserve_bytes) else {
+    }
+
+    /// The steps every accepted record takes: a queue reservation of `reserve_bytes` (waited
+    /// for when `wait`, else refused when full), the WAL append that hands `rows` to the batcher
+    /// in WAL order, `appended` (run only when the append succeeded), then the fsync the policy
+    /// asks for. Ok means the record may be acknowledged.
+    fn append_durably(
+        &self,
+        payload: &[u8],
+        reserve_bytes: usize,
+        wait: bool,
+        rows: Rows,
+        appended: impl FnOnce(),
+    ) -> Result<(), SubmitError> {
+        let reservation = if wait {
+            self.queue.reserve_blocking(reserve_bytes)
+        } else {
+            self.queue.try_reserve(reserve_bytes)
+        };
+        let Some(reservation) = reservation else {
             return Err(SubmitError::Overloaded {
                 queued: self.queue.queued(),
             });
         };
-        let payload = record.encode();
         let tx = self
             .tx
             .lock()
@@ -401,27 +405,19 @@ impl Pipeline {
             .clone()
             .ok_or(SubmitError::ShuttingDown)?;
         let received = Instant::now();
-        let (done_tx, done_rx) = mpsc::sync_channel(1);
-        let appended = self.wal.append(&payload, |seq| {
-            tx.send(Msg::Batch(Queued {
-                seq,
-                rows: Rows::Pending(done_rx),
-                received,
-                reservation: Some(reservation),
-            }))
-        });
-        let (seq, sent) = appended.map_err(|e| self.wal_failed(e))?;
-        // Converted while the WAL is synced; the batcher waits for the rows in WAL order. Not
-        // sent when the append failed: then the batcher never heard of the record.
-        self.converters.run(Box::new(move || {
-            #[cfg(feature = "failpoints")]
-            fail::fail_point!("convert::after_ack", |_| {
-                let _ = done_tx.send(Err("injected fault at convert::after_ack".to_string()));
-            });
-            let _ = done_tx.send(convert());
-        }));
+        let (seq, sent) = self
+            .wal
+            .append(payload, |seq| {
+                tx.send(Msg::Batch(Queued {
+                    seq,
+                    rows,
+                    received,
+                    reservation: Some(reservation),
+                }))
+            })
+            .map_err(|e| self.wal_failed(e))?;
+        appended();
         Stats::add(&self.stats.wal_bytes_appended, payload.len() as u64);
-        drop(payload);
         self.stats
             .wal_bytes_on_disk
             .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
