@@ -36,6 +36,7 @@ use collector::receive::decompress::Encoding;
 use collector::receive::early_admission::EarlyAdmission;
 use collector::receive::otlp_wire::Format;
 use collector::receive::request::{admit, process_body, Context};
+use collector::receive::request_pool::PooledRequest;
 use collector::store::batcher::split_by_partition;
 use collector::store::part_file::{PartFile, RowGroupLimits};
 use collector::{Pipeline, PipelineConfig, Stats};
@@ -89,11 +90,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         wal_bytes as f64 / acked.max(1) as f64
     );
     if parquet {
-        let requests = bodies[1..]
-            .iter()
-            .map(|b| schemas::decode::decode_protobuf(b))
-            .collect::<Result<Vec<_>, _>>()?;
-        let batches = measured_convert(requests)?;
+        // One request at a time, as a converter thread takes them: decoded (not counted: the
+        // request thread decoded it) into a request from the pool, then converted and dropped
+        // back into the pool (counted).
+        let mut batches = Vec::with_capacity(bodies.len() - 1);
+        for body in &bodies[1..] {
+            batches.push(measured_convert(PooledRequest::decode_protobuf(body)?)?);
+        }
         let out = tempfile::tempdir()?;
         let config = PipelineConfig::new(out.path());
         let (files, bytes) = measured_parquet(&config, &batches)?;
@@ -115,25 +118,21 @@ fn measured(ctx: &Context, bodies: &[Vec<u8>]) -> Result<usize, Box<dyn std::err
     Ok(acked)
 }
 
-/// The converter threads' work for the measured requests (callgrind `--toggle-collect` target
-/// with `parquet`): each decoded request converted as `receive::request` hands it over, then
-/// freed.
+/// A converter thread's work for one measured request (callgrind `--toggle-collect` target
+/// with `parquet`): the decoded request converted as `receive::request` hands it over, then
+/// dropped (back into the request pool).
 #[inline(never)]
 fn measured_convert(
-    requests: Vec<opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest>,
-) -> Result<Vec<arrow::record_batch::RecordBatch>, Box<dyn std::error::Error>> {
+    request: PooledRequest,
+) -> Result<arrow::record_batch::RecordBatch, Box<dyn std::error::Error>> {
     let ctx = schemas::convert::IngestContext {
         received_at_unix_nano: 0,
         source: "otlp-http".into(),
         redact_content: false,
     };
-    let mut batches = Vec::with_capacity(requests.len());
-    for request in requests {
-        let converted = schemas::convert::convert_request_bounded(&request, &ctx, u64::MAX)?;
-        drop(request);
-        batches.push(converted.batch);
-    }
-    Ok(batches)
+    let converted = schemas::convert::convert_request_bounded(&request, &ctx, u64::MAX)?;
+    drop(request);
+    Ok(converted.batch)
 }
 
 /// The batcher's work for the measured requests' batches (callgrind `--toggle-collect` target

@@ -9,6 +9,7 @@
 
 mod otlp_json;
 mod otlp_json_logs;
+pub mod recycling;
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -20,6 +21,38 @@ use crate::error::DecodeError;
 /// Decodes a serialized protobuf `ExportTraceServiceRequest` (OTLP/HTTP protobuf body or the
 /// message carried by OTLP/gRPC).
 pub fn decode_protobuf(body: &[u8]) -> Result<ExportTraceServiceRequest, DecodeError> {
+    let mut request = ExportTraceServiceRequest::default();
+    decode_protobuf_into(&mut request, body)?;
+    Ok(request)
+}
+
+/// [`decode_protobuf`] into an existing request, reusing its allocations
+/// ([`recycling`]): the collector refills the requests it has converted instead of allocating
+/// every string again. The result is exactly prost's; bodies the recycling decoder does not
+/// handle (malformed ones included, for prost's error text) are decoded by prost. On `Err`,
+/// `request` is left empty.
+pub fn decode_protobuf_into(
+    request: &mut ExportTraceServiceRequest,
+    body: &[u8],
+) -> Result<(), DecodeError> {
+    if recycling::decode_into(request, body).is_ok() {
+        return Ok(());
+    }
+    match ExportTraceServiceRequest::decode(body) {
+        Ok(decoded) => {
+            *request = decoded;
+            Ok(())
+        }
+        Err(e) => {
+            request.resource_spans.clear();
+            Err(DecodeError::Protobuf(e.to_string()))
+        }
+    }
+}
+
+/// prost's own decode, without the recycling decoder: the reference the recycling decoder is
+/// tested against (tests, fuzz targets, benchmarks).
+pub fn decode_protobuf_with_prost(body: &[u8]) -> Result<ExportTraceServiceRequest, DecodeError> {
     ExportTraceServiceRequest::decode(body).map_err(|e| DecodeError::Protobuf(e.to_string()))
 }
 

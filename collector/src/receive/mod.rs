@@ -15,3 +15,4 @@ pub mod grpc;
 pub mod http;
 pub mod otlp_wire;
 pub mod request;
+pub mod request_pool;

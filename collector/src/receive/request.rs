@@ -19,6 +19,7 @@ use schemas::convert::{
 use crate::receive::decompress::{decompress_capped, BodyError, Encoding};
 use crate::receive::early_admission::{BodyPermit, EarlyAdmission};
 use crate::receive::otlp_wire::Format;
+use crate::receive::request_pool::PooledRequest;
 use crate::store::pipeline::{Pipeline, SubmitError};
 use crate::store::wal::record::RequestRecord;
 use crate::telemetry::Stats;
@@ -129,8 +130,10 @@ pub fn process_signal_body(
         match signal {
             Signal::Traces => {
                 let request = match format {
-                    Format::Protobuf => schemas::decode::decode_protobuf(&plain),
-                    Format::Json => schemas::decode::decode_json(&plain),
+                    Format::Protobuf => PooledRequest::decode_protobuf(&plain),
+                    Format::Json => {
+                        schemas::decode::decode_json(&plain).map(PooledRequest::not_kept)
+                    }
                 }
                 .map_err(bad)?;
                 let plain_len = plain.len();
@@ -162,7 +165,7 @@ pub fn process_request(
     request: ExportTraceServiceRequest,
 ) -> Result<Accepted, Refusal> {
     process(ctx, Signal::Traces, || {
-        prepare_traces(ctx, request, Stored::Encoded)
+        prepare_traces(ctx, PooledRequest::not_kept(request), Stored::Encoded)
     })
 }
 
@@ -188,7 +191,7 @@ enum Prepared<'a> {
 
 /// A validated trace request and the bytes its WAL record stores.
 struct Validated<'a> {
-    request: ExportTraceServiceRequest,
+    request: PooledRequest,
     validation: Validation,
     estimated_bytes: u64,
     stored: Stored<'a>,
@@ -212,7 +215,7 @@ enum Stored<'a> {
 /// `--max-converted-bytes`.
 fn prepare_traces<'a>(
     ctx: &Context,
-    request: ExportTraceServiceRequest,
+    request: PooledRequest,
     stored: Stored<'a>,
 ) -> Result<Prepared<'a>, Refusal> {
     if ctx.redact_content {
@@ -276,7 +279,7 @@ fn too_large(e: ConvertError) -> Refusal {
 /// Convert, and free the decoded request while the processing slot is still held. A request
 /// that would expand past `--max-converted-bytes` (or that the builders cannot hold) is refused
 /// whole with 413: resending it cannot help.
-fn convert(ctx: &Context, request: ExportTraceServiceRequest) -> Result<Converted, Refusal> {
+fn convert(ctx: &Context, request: PooledRequest) -> Result<Converted, Refusal> {
     let converted =
         convert_request_bounded(&request, &ingest_context(ctx), ctx.max_converted_bytes);
     drop(request);
@@ -331,6 +334,7 @@ fn submit_validated(ctx: &Context, validated: Validated<'_>) -> Result<Accepted,
             body,
         };
         let reserve = usize::try_from(estimated_bytes).unwrap_or(usize::MAX);
+        // The converter thread converts and drops the request: back to the pool for the next.
         let submitted = ctx.pipeline.submit_request(&record, reserve, move || {
             convert_request_bounded(&request, &ingest, u64::MAX)
                 .map(|c| c.batch)

@@ -1,0 +1,573 @@
+//! A protobuf decoder for `ExportTraceServiceRequest` that refills an existing request,
+//! reusing its allocations.
+//!
+//! Why: decoding with prost allocates every string, id and attribute of every span (33
+//! allocations per span on the benchmark's load) and the converter frees them all again after
+//! conversion: together a fifth of the collector's instructions per span (BENCHMARKS.md,
+//! session 13). Requests from one exporter have the same shape from one request to the next, so
+//! the i-th span of a request refills the i-th span of the request decoded before it: its `Vec`s
+//! and `String`s are cleared and refilled in place and new memory is taken only when a value
+//! outgrows the previous one.
+//!
+//! The result must be exactly what `prost` decodes, value for value, so that nothing downstream
+//! can tell the difference. The decoder therefore handles only what it can decode exactly and
+//! gives up ([`Unsupported`]) on everything else, and the caller then decodes with prost, which
+//! also gives the exact error text for a malformed body. It gives up on: any malformed input
+//! (truncated field, bad varint, invalid UTF-8 in a string, wrong wire type for a known field,
+//! tag 0, wire types 6–7), groups (wire types 3–4), nesting deeper than [`MAX_DEPTH`] (prost's
+//! limit is 100), and a singular message field sent twice in one message (prost merges the two;
+//! no exporter does it). Unknown fields are skipped as prost skips them. Duplicated scalar fields
+//! keep the last value, as prost does. `tests` and the `decode_protobuf` fuzz target check
+//! every decoded request against prost's.
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{
+    any_value::Value, AnyValue, ArrayValue, EntityRef, InstrumentationScope, KeyValue, KeyValueList,
+};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::span::{Event, Link};
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status};
+
+/// The decoder cannot decode this body exactly as prost does; decode it with prost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unsupported;
+
+type Result<T> = std::result::Result<T, Unsupported>;
+
+/// Deepest message nesting decoded here (the request is depth 0; an attribute value inside
+/// arrays and key/value lists adds two per level). Deeper bodies go to prost.
+pub const MAX_DEPTH: u32 = 32;
+
+const VARINT: u8 = 0;
+const I64: u8 = 1;
+const LEN: u8 = 2;
+const I32: u8 = 5;
+
+/// Decodes `body` into `req`, reusing the allocations `req` holds. On `Err`, `req` holds an
+/// unspecified mix of old and new values (still a valid request, refillable again).
+pub fn decode_into(req: &mut ExportTraceServiceRequest, body: &[u8]) -> Result<()> {
+    let mut buf = body;
+    let mut n = 0;
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => {
+                let body = len(wt, &mut buf)?;
+                resource_spans(slot(&mut req.resource_spans, n), body, 1)?;
+                n += 1;
+            }
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    req.resource_spans.truncate(n);
+    Ok(())
+}
+
+/// The `n`-th element of `v`, reused when there is one, else a new default one.
+fn slot<T: Default>(v: &mut Vec<T>, n: usize) -> &mut T {
+    if n >= v.len() {
+        v.push(T::default());
+    }
+    &mut v[n]
+}
+
+fn deeper(depth: u32) -> Result<u32> {
+    if depth >= MAX_DEPTH {
+        return Err(Unsupported);
+    }
+    Ok(depth + 1)
+}
+
+fn resource_spans(rs: &mut ResourceSpans, mut buf: &[u8], depth: u32) -> Result<()> {
+    rs.schema_url.clear();
+    let mut resource_seen = false;
+    let mut n = 0;
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => {
+                let body = len(wt, &mut buf)?;
+                once(&mut resource_seen)?;
+                resource(
+                    rs.resource.get_or_insert_with(Default::default),
+                    body,
+                    deeper(depth)?,
+                )?;
+            }
+            2 => {
+                let body = len(wt, &mut buf)?;
+                scope_spans(slot(&mut rs.scope_spans, n), body, deeper(depth)?)?;
+                n += 1;
+            }
+            3 => string(&mut rs.schema_url, len(wt, &mut buf)?)?,
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    if !resource_seen {
+        rs.resource = None;
+    }
+    rs.scope_spans.truncate(n);
+    Ok(())
+}
+
+/// A singular message field: the first time is fine, a second one goes to prost (it merges).
+fn once(seen: &mut bool) -> Result<()> {
+    if *seen {
+        return Err(Unsupported);
+    }
+    *seen = true;
+    Ok(())
+}
+
+fn resource(r: &mut Resource, mut buf: &[u8], depth: u32) -> Result<()> {
+    r.dropped_attributes_count = 0;
+    let (mut attrs, mut refs) = (0, 0);
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => {
+                let body = len(wt, &mut buf)?;
+                key_value(slot(&mut r.attributes, attrs), body, deeper(depth)?)?;
+                attrs += 1;
+            }
+            2 => r.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
+            3 => {
+                let body = len(wt, &mut buf)?;
+                entity_ref(slot(&mut r.entity_refs, refs), body)?;
+                refs += 1;
+            }
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    r.attributes.truncate(attrs);
+    r.entity_refs.truncate(refs);
+    Ok(())
+}
+
+fn entity_ref(e: &mut EntityRef, mut buf: &[u8]) -> Result<()> {
+    e.schema_url.clear();
+    e.r#type.clear();
+    let (mut ids, mut descriptions) = (0, 0);
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => string(&mut e.schema_url, len(wt, &mut buf)?)?,
+            2 => string(&mut e.r#type, len(wt, &mut buf)?)?,
+            3 => {
+                let body = len(wt, &mut buf)?;
+                string(slot(&mut e.id_keys, ids), body)?;
+                ids += 1;
+            }
+            4 => {
+                let body = len(wt, &mut buf)?;
+                string(slot(&mut e.description_keys, descriptions), body)?;
+                descriptions += 1;
+            }
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    e.id_keys.truncate(ids);
+    e.description_keys.truncate(descriptions);
+    Ok(())
+}
+
+fn scope_spans(ss: &mut ScopeSpans, mut buf: &[u8], depth: u32) -> Result<()> {
+    ss.schema_url.clear();
+    let mut scope_seen = false;
+    let mut n = 0;
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => {
+                let body = len(wt, &mut buf)?;
+                once(&mut scope_seen)?;
+                scope(
+                    ss.scope.get_or_insert_with(Default::default),
+                    body,
+                    deeper(depth)?,
+                )?;
+            }
+            2 => {
+                let body = len(wt, &mut buf)?;
+                span(slot(&mut ss.spans, n), body, deeper(depth)?)?;
+                n += 1;
+            }
+            3 => string(&mut ss.schema_url, len(wt, &mut buf)?)?,
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    if !scope_seen {
+        ss.scope = None;
+    }
+    ss.spans.truncate(n);
+    Ok(())
+}
+
+fn scope(s: &mut InstrumentationScope, mut buf: &[u8], depth: u32) -> Result<()> {
+    s.name.clear();
+    s.version.clear();
+    s.dropped_attributes_count = 0;
+    let mut attrs = 0;
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => string(&mut s.name, len(wt, &mut buf)?)?,
+            2 => string(&mut s.version, len(wt, &mut buf)?)?,
+            3 => {
+                let body = len(wt, &mut buf)?;
+                key_value(slot(&mut s.attributes, attrs), body, deeper(depth)?)?;
+                attrs += 1;
+            }
+            4 => s.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    s.attributes.truncate(attrs);
+    Ok(())
+}
+
+fn span(s: &mut Span, mut buf: &[u8], depth: u32) -> Result<()> {
+    s.trace_id.clear();
+    s.span_id.clear();
+    s.trace_state.clear();
+    s.parent_span_id.clear();
+    s.flags = 0;
+    s.name.clear();
+    s.kind = 0;
+    s.start_time_unix_nano = 0;
+    s.end_time_unix_nano = 0;
+    s.dropped_attributes_count = 0;
+    s.dropped_events_count = 0;
+    s.dropped_links_count = 0;
+    let mut status_seen = false;
+    let (mut attrs, mut events, mut links) = (0, 0, 0);
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => bytes(&mut s.trace_id, len(wt, &mut buf)?),
+            2 => bytes(&mut s.span_id, len(wt, &mut buf)?),
+            3 => string(&mut s.trace_state, len(wt, &mut buf)?)?,
+            4 => bytes(&mut s.parent_span_id, len(wt, &mut buf)?),
+            5 => string(&mut s.name, len(wt, &mut buf)?)?,
+            6 => s.kind = varint_field(wt, &mut buf)? as i32,
+            7 => s.start_time_unix_nano = fixed64(wt, &mut buf)?,
+            8 => s.end_time_unix_nano = fixed64(wt, &mut buf)?,
+            9 => {
+                let body = len(wt, &mut buf)?;
+                key_value(slot(&mut s.attributes, attrs), body, deeper(depth)?)?;
+                attrs += 1;
+            }
+            10 => s.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
+            11 => {
+                let body = len(wt, &mut buf)?;
+                event(slot(&mut s.events, events), body, deeper(depth)?)?;
+                events += 1;
+            }
+            12 => s.dropped_events_count = varint_field(wt, &mut buf)? as u32,
+            13 => {
+                let body = len(wt, &mut buf)?;
+                link(slot(&mut s.links, links), body, deeper(depth)?)?;
+                links += 1;
+            }
+            14 => s.dropped_links_count = varint_field(wt, &mut buf)? as u32,
+            15 => {
+                let body = len(wt, &mut buf)?;
+                once(&mut status_seen)?;
+                status(s.status.get_or_insert_with(Default::default), body)?;
+            }
+            16 => s.flags = fixed32(wt, &mut buf)?,
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    if !status_seen {
+        s.status = None;
+    }
+    s.attributes.truncate(attrs);
+    s.events.truncate(events);
+    s.links.truncate(links);
+    Ok(())
+}
+
+fn event(e: &mut Event, mut buf: &[u8], depth: u32) -> Result<()> {
+    e.time_unix_nano = 0;
+    e.name.clear();
+    e.dropped_attributes_count = 0;
+    let mut attrs = 0;
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => e.time_unix_nano = fixed64(wt, &mut buf)?,
+            2 => string(&mut e.name, len(wt, &mut buf)?)?,
+            3 => {
+                let body = len(wt, &mut buf)?;
+                key_value(slot(&mut e.attributes, attrs), body, deeper(depth)?)?;
+                attrs += 1;
+            }
+            4 => e.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    e.attributes.truncate(attrs);
+    Ok(())
+}
+
+fn link(l: &mut Link, mut buf: &[u8], depth: u32) -> Result<()> {
+    l.trace_id.clear();
+    l.span_id.clear();
+    l.trace_state.clear();
+    l.dropped_attributes_count = 0;
+    l.flags = 0;
+    let mut attrs = 0;
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => bytes(&mut l.trace_id, len(wt, &mut buf)?),
+            2 => bytes(&mut l.span_id, len(wt, &mut buf)?),
+            3 => string(&mut l.trace_state, len(wt, &mut buf)?)?,
+            4 => {
+                let body = len(wt, &mut buf)?;
+                key_value(slot(&mut l.attributes, attrs), body, deeper(depth)?)?;
+                attrs += 1;
+            }
+            5 => l.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
+            6 => l.flags = fixed32(wt, &mut buf)?,
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    l.attributes.truncate(attrs);
+    Ok(())
+}
+
+fn status(s: &mut Status, mut buf: &[u8]) -> Result<()> {
+    s.message.clear();
+    s.code = 0;
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            2 => string(&mut s.message, len(wt, &mut buf)?)?,
+            3 => s.code = varint_field(wt, &mut buf)? as i32,
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    Ok(())
+}
+
+fn key_value(kv: &mut KeyValue, mut buf: &[u8], depth: u32) -> Result<()> {
+    kv.key.clear();
+    kv.key_strindex = 0;
+    let mut value_seen = false;
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => string(&mut kv.key, len(wt, &mut buf)?)?,
+            2 => {
+                let body = len(wt, &mut buf)?;
+                once(&mut value_seen)?;
+                any_value(
+                    kv.value.get_or_insert_with(Default::default),
+                    body,
+                    deeper(depth)?,
+                )?;
+            }
+            3 => kv.key_strindex = varint_field(wt, &mut buf)? as i32,
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    if !value_seen {
+        kv.value = None;
+    }
+    Ok(())
+}
+
+/// The `value` oneof: the last field sent wins, as in prost. A string value reuses the string
+/// the slot held before; a second array or key/value list in one value goes to prost (it
+/// merges the two).
+fn any_value(v: &mut AnyValue, mut buf: &[u8], depth: u32) -> Result<()> {
+    let mut previous = v.value.take();
+    let mut nested_seen = false;
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        let value = match tag {
+            1 => {
+                let body = len(wt, &mut buf)?;
+                let mut text = match v.value.take().or_else(|| previous.take()) {
+                    Some(Value::StringValue(s)) => s,
+                    _ => String::new(),
+                };
+                string(&mut text, body)?;
+                Value::StringValue(text)
+            }
+            2 => Value::BoolValue(varint_field(wt, &mut buf)? != 0),
+            3 => Value::IntValue(varint_field(wt, &mut buf)? as i64),
+            4 => Value::DoubleValue(f64::from_bits(fixed64(wt, &mut buf)?)),
+            5 => {
+                let body = len(wt, &mut buf)?;
+                once(&mut nested_seen)?;
+                let mut array = ArrayValue::default();
+                array_value(&mut array, body, deeper(depth)?)?;
+                Value::ArrayValue(array)
+            }
+            6 => {
+                let body = len(wt, &mut buf)?;
+                once(&mut nested_seen)?;
+                let mut list = KeyValueList::default();
+                key_value_list(&mut list, body, deeper(depth)?)?;
+                Value::KvlistValue(list)
+            }
+            7 => {
+                let body = len(wt, &mut buf)?;
+                let mut data = match v.value.take().or_else(|| previous.take()) {
+                    Some(Value::BytesValue(b)) => b,
+                    _ => Vec::new(),
+                };
+                bytes(&mut data, body);
+                Value::BytesValue(data)
+            }
+            8 => Value::StringValueStrindex(varint_field(wt, &mut buf)? as i32),
+            _ => {
+                skip(wt, &mut buf)?;
+                continue;
+            }
+        };
+        v.value = Some(value);
+    }
+    Ok(())
+}
+
+fn array_value(a: &mut ArrayValue, mut buf: &[u8], depth: u32) -> Result<()> {
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => {
+                let body = len(wt, &mut buf)?;
+                let mut value = AnyValue::default();
+                any_value(&mut value, body, deeper(depth)?)?;
+                a.values.push(value);
+            }
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    Ok(())
+}
+
+fn key_value_list(l: &mut KeyValueList, mut buf: &[u8], depth: u32) -> Result<()> {
+    while !buf.is_empty() {
+        let (tag, wt) = key(&mut buf)?;
+        match tag {
+            1 => {
+                let body = len(wt, &mut buf)?;
+                let mut kv = KeyValue::default();
+                key_value(&mut kv, body, deeper(depth)?)?;
+                l.values.push(kv);
+            }
+            _ => skip(wt, &mut buf)?,
+        }
+    }
+    Ok(())
+}
+
+/// A UTF-8 string field, replacing `dst` (prost keeps the last of repeated scalar fields).
+fn string(dst: &mut String, src: &[u8]) -> Result<()> {
+    let text = std::str::from_utf8(src).map_err(|_| Unsupported)?;
+    dst.clear();
+    dst.push_str(text);
+    Ok(())
+}
+
+fn bytes(dst: &mut Vec<u8>, src: &[u8]) {
+    dst.clear();
+    dst.extend_from_slice(src);
+}
+
+/// A base-128 varint: at most ten bytes, the tenth at most 1 (prost refuses the rest).
+#[inline]
+fn varint(buf: &mut &[u8]) -> Result<u64> {
+    let first = *buf.first().ok_or(Unsupported)?;
+    if first < 0x80 {
+        *buf = &buf[1..];
+        return Ok(u64::from(first));
+    }
+    let mut value = 0u64;
+    for i in 0..10 {
+        let b = *buf.get(i).ok_or(Unsupported)?;
+        if i == 9 && b > 1 {
+            return Err(Unsupported);
+        }
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            *buf = &buf[i + 1..];
+            return Ok(value);
+        }
+    }
+    Err(Unsupported)
+}
+
+/// A field key: tag and wire type, refused as prost refuses them.
+#[inline]
+fn key(buf: &mut &[u8]) -> Result<(u32, u8)> {
+    let k = varint(buf)?;
+    if k > u64::from(u32::MAX) {
+        return Err(Unsupported);
+    }
+    let wt = (k & 7) as u8;
+    let tag = (k as u32) >> 3;
+    if tag == 0 || wt > I32 {
+        return Err(Unsupported);
+    }
+    Ok((tag, wt))
+}
+
+/// A length-delimited field's payload.
+#[inline]
+fn len<'a>(wt: u8, buf: &mut &'a [u8]) -> Result<&'a [u8]> {
+    if wt != LEN {
+        return Err(Unsupported);
+    }
+    let n = varint(buf)?;
+    if n > buf.len() as u64 {
+        return Err(Unsupported);
+    }
+    let (payload, rest) = buf.split_at(n as usize);
+    *buf = rest;
+    Ok(payload)
+}
+
+fn varint_field(wt: u8, buf: &mut &[u8]) -> Result<u64> {
+    if wt != VARINT {
+        return Err(Unsupported);
+    }
+    varint(buf)
+}
+
+fn fixed64(wt: u8, buf: &mut &[u8]) -> Result<u64> {
+    if wt != I64 || buf.len() < 8 {
+        return Err(Unsupported);
+    }
+    let (head, rest) = buf.split_at(8);
+    *buf = rest;
+    Ok(u64::from_le_bytes(
+        head.try_into().map_err(|_| Unsupported)?,
+    ))
+}
+
+fn fixed32(wt: u8, buf: &mut &[u8]) -> Result<u32> {
+    if wt != I32 || buf.len() < 4 {
+        return Err(Unsupported);
+    }
+    let (head, rest) = buf.split_at(4);
+    *buf = rest;
+    Ok(u32::from_le_bytes(
+        head.try_into().map_err(|_| Unsupported)?,
+    ))
+}
+
+/// An unknown field, skipped as prost skips it; groups go to prost.
+fn skip(wt: u8, buf: &mut &[u8]) -> Result<()> {
+    match wt {
+        VARINT => varint(buf).map(|_| ()),
+        I64 => fixed64(wt, buf).map(|_| ()),
+        LEN => len(wt, buf).map(|_| ()),
+        I32 => fixed32(wt, buf).map(|_| ()),
+        _ => Err(Unsupported),
+    }
+}

@@ -1,0 +1,377 @@
+//! The recycling protobuf decoder (`schemas::decode::recycling`) decodes exactly what prost
+//! decodes: on every real recording, on a request that sets every field, refilling requests of
+//! other shapes, on hand-made non-canonical encodings, and on many thousands of damaged bodies
+//! (where it must either agree with prost or hand the body to prost).
+
+mod common;
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{
+    any_value::Value, AnyValue, ArrayValue, EntityRef, InstrumentationScope, KeyValue, KeyValueList,
+};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::span::{Event, Link};
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status};
+use prost::Message;
+use schemas::decode::recycling::{decode_into, Unsupported};
+use schemas::decode::{decode_protobuf, decode_protobuf_into, decode_protobuf_with_prost};
+
+use common::{decode_file, recordings, request_files};
+
+fn kv(key: &str, value: Value) -> KeyValue {
+    KeyValue {
+        key: key.to_string(),
+        value: Some(AnyValue { value: Some(value) }),
+        key_strindex: 0,
+    }
+}
+
+fn text(s: &str) -> Value {
+    Value::StringValue(s.to_string())
+}
+
+/// A request that sets every field the decoder knows, with `spans` spans.
+fn full(spans: usize, tag: &str) -> ExportTraceServiceRequest {
+    let nested = Value::KvlistValue(KeyValueList {
+        values: vec![
+            kv(
+                "inner",
+                Value::ArrayValue(ArrayValue {
+                    values: vec![
+                        AnyValue {
+                            value: Some(text("a")),
+                        },
+                        AnyValue {
+                            value: Some(Value::IntValue(-7)),
+                        },
+                        AnyValue { value: None },
+                    ],
+                }),
+            ),
+            kv("bytes", Value::BytesValue(vec![0, 1, 2, 255])),
+        ],
+    });
+    let attrs = vec![
+        kv("gen_ai.tool.name", text(&format!("lookup-{tag}"))),
+        kv("flag", Value::BoolValue(true)),
+        kv("count", Value::IntValue(i64::MIN)),
+        kv("ratio", Value::DoubleValue(-0.25)),
+        kv("nested", nested),
+        kv("strindex", Value::StringValueStrindex(-3)),
+        KeyValue {
+            key: "no value".into(),
+            value: None,
+            key_strindex: 9,
+        },
+        KeyValue {
+            key: "empty value".into(),
+            value: Some(AnyValue { value: None }),
+            key_strindex: 0,
+        },
+    ];
+    let span = |i: usize| Span {
+        trace_id: vec![i as u8 + 1; 16],
+        span_id: vec![i as u8 + 2; 8],
+        trace_state: format!("k=v{i}"),
+        parent_span_id: vec![i as u8 + 3; 8],
+        flags: 0x301,
+        name: format!("span {i} {tag}"),
+        kind: 3,
+        start_time_unix_nano: 1_700_000_000_000_000_000 + i as u64,
+        end_time_unix_nano: u64::MAX,
+        attributes: attrs.clone(),
+        dropped_attributes_count: 4,
+        events: vec![Event {
+            time_unix_nano: 5,
+            name: "gen_ai.choice".into(),
+            attributes: attrs[..2].to_vec(),
+            dropped_attributes_count: 1,
+        }],
+        dropped_events_count: 2,
+        links: vec![Link {
+            trace_id: vec![9; 16],
+            span_id: vec![8; 8],
+            trace_state: "x=y".into(),
+            attributes: attrs[2..4].to_vec(),
+            dropped_attributes_count: 6,
+            flags: 0x100,
+        }],
+        dropped_links_count: 3,
+        status: Some(Status {
+            message: format!("failed {tag}"),
+            code: 2,
+        }),
+    };
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(Resource {
+                attributes: vec![kv("service.name", text(&format!("svc-{tag}")))],
+                dropped_attributes_count: 1,
+                entity_refs: vec![EntityRef {
+                    schema_url: "https://e".into(),
+                    r#type: "service".into(),
+                    id_keys: vec!["service.name".into(), "service.namespace".into()],
+                    description_keys: vec!["d".into()],
+                }],
+            }),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: "scope".into(),
+                    version: "1.2".into(),
+                    attributes: attrs[..1].to_vec(),
+                    dropped_attributes_count: 2,
+                }),
+                spans: (0..spans).map(span).collect(),
+                schema_url: "https://s".into(),
+            }],
+            schema_url: "https://r".into(),
+        }],
+    }
+}
+
+/// A sparse request: few fields, different counts, values of other types in the same slots.
+fn sparse(spans: usize) -> ExportTraceServiceRequest {
+    ExportTraceServiceRequest {
+        resource_spans: vec![
+            ResourceSpans {
+                resource: None,
+                scope_spans: vec![ScopeSpans {
+                    scope: None,
+                    spans: (0..spans)
+                        .map(|i| Span {
+                            trace_id: vec![7; 16],
+                            span_id: vec![i as u8 + 1; 8],
+                            attributes: vec![
+                                kv("gen_ai.tool.name", Value::IntValue(i as i64)),
+                                kv("flag", text("now a string")),
+                            ],
+                            ..Span::default()
+                        })
+                        .collect(),
+                    schema_url: String::new(),
+                }],
+                schema_url: String::new(),
+            },
+            ResourceSpans::default(),
+        ],
+    }
+}
+
+/// Decodes `body` with the recycling decoder into `into` (refilling whatever it held) and with
+/// prost; when the recycling decoder accepts, prost must accept the same request.
+fn agree(into: &mut ExportTraceServiceRequest, body: &[u8]) -> Result<(), Unsupported> {
+    let ours = decode_into(into, body);
+    let prost = ExportTraceServiceRequest::decode(body);
+    if ours.is_ok() {
+        let prost = prost.unwrap_or_else(|e| panic!("prost refused what we accepted: {e}"));
+        assert_eq!(
+            into.encode_to_vec(),
+            prost.encode_to_vec(),
+            "the recycling decoder's request differs from prost's"
+        );
+        assert_eq!(format!("{into:?}"), format!("{prost:?}"));
+    }
+    ours
+}
+
+#[test]
+fn every_recording_decodes_as_prost_decodes_it() {
+    let mut reused = ExportTraceServiceRequest::default();
+    let mut bodies = 0;
+    for (_, dir) in recordings() {
+        for file in request_files(&dir) {
+            let body = decode_file(&file).encode_to_vec();
+            agree(&mut reused, &body).expect("a canonical body decodes without prost");
+            let mut fresh = ExportTraceServiceRequest::default();
+            agree(&mut fresh, &body).expect("fresh");
+            bodies += 1;
+        }
+    }
+    assert!(bodies >= 40, "only {bodies} recorded bodies");
+}
+
+#[test]
+fn refilling_a_request_of_another_shape_gives_the_new_request_only() {
+    let shapes = [
+        full(3, "a"),
+        sparse(5),
+        full(1, "b"),
+        sparse(0),
+        full(4, "c"),
+    ];
+    let mut reused = ExportTraceServiceRequest::default();
+    for _ in 0..2 {
+        for shape in &shapes {
+            let body = shape.encode_to_vec();
+            agree(&mut reused, &body).expect("canonical");
+            assert_eq!(&reused, shape);
+        }
+    }
+}
+
+#[test]
+fn non_canonical_encodings_decode_as_prost_decodes_them() {
+    let base = full(1, "x").encode_to_vec();
+    // Unknown fields of every wire type at the end of the request.
+    let mut unknown = base.clone();
+    unknown.extend_from_slice(&[0x10, 0x96, 0x01]); // field 2 varint
+    unknown.extend_from_slice(&[0x19, 1, 2, 3, 4, 5, 6, 7, 8]); // field 3 fixed64
+    unknown.extend_from_slice(&[0x22, 2, b'h', b'i']); // field 4 length-delimited
+    unknown.extend_from_slice(&[0x2d, 1, 2, 3, 4]); // field 5 fixed32
+    let mut reused = ExportTraceServiceRequest::default();
+    agree(&mut reused, &unknown).expect("unknown fields are skipped");
+
+    // A span whose scalar fields come twice (the last wins), a default value sent explicitly,
+    // a padded varint, and an attribute value that changes type inside one AnyValue.
+    let mut span = Span {
+        trace_id: vec![1; 16],
+        span_id: vec![2; 8],
+        ..Span::default()
+    }
+    .encode_to_vec();
+    span.extend_from_slice(&[0x2a, 1, b'a', 0x2a, 2, b'b', b'c']); // name "a" then "bc"
+    span.extend_from_slice(&[0x30, 0x80, 0x00]); // kind 0, padded varint
+    let value = [0x0a, 1, b's', 0x18, 5]; // string "s" then int 5
+    let attribute = [&[0x0a, 1, b'k', 0x12, value.len() as u8][..], &value].concat();
+    span.extend_from_slice(&[0x4a, attribute.len() as u8]);
+    span.extend_from_slice(&attribute);
+    let scope_spans = [&[0x12, span.len() as u8][..], &span].concat();
+    let resource_spans = [&[0x12, scope_spans.len() as u8][..], &scope_spans].concat();
+    let body = [&[0x0a, resource_spans.len() as u8][..], &resource_spans].concat();
+    agree(&mut reused, &body).expect("handled without prost");
+    let attribute = &reused.resource_spans[0].scope_spans[0].spans[0];
+    assert_eq!(attribute.name, "bc");
+    assert_eq!(
+        attribute.attributes[0].value,
+        Some(AnyValue {
+            value: Some(Value::IntValue(5))
+        })
+    );
+}
+
+#[test]
+fn what_the_decoder_leaves_to_prost_still_decodes_exactly() {
+    // A resource sent twice (prost merges the two) and a group: the recycling decoder gives up,
+    // decode_protobuf_into falls back to prost.
+    let resource = Resource {
+        attributes: vec![kv("a", text("1"))],
+        ..Resource::default()
+    }
+    .encode_to_vec();
+    let twice = [
+        &[0x0a, resource.len() as u8][..],
+        &resource,
+        &[0x0a, resource.len() as u8],
+        &resource,
+    ]
+    .concat();
+    let body = [&[0x0a, twice.len() as u8][..], &twice].concat();
+    let mut reused = full(2, "old");
+    assert_eq!(decode_into(&mut reused, &body), Err(Unsupported));
+    decode_protobuf_into(&mut reused, &body).expect("prost decodes it");
+    assert_eq!(
+        reused,
+        ExportTraceServiceRequest::decode(&body[..]).unwrap()
+    );
+    assert_eq!(
+        reused.resource_spans[0]
+            .resource
+            .as_ref()
+            .unwrap()
+            .attributes
+            .len(),
+        2,
+        "merged as prost merges"
+    );
+
+    let group = [0x0b, 0x08, 0x01, 0x0c]; // field 1 start group, field 1 varint, end group
+    assert_eq!(
+        decode_into(&mut ExportTraceServiceRequest::default(), &group),
+        Err(Unsupported)
+    );
+}
+
+#[test]
+fn malformed_bodies_get_prosts_error_and_leave_the_request_empty() {
+    let body = full(2, "x").encode_to_vec();
+    for cut in [1, 7, body.len() / 2, body.len() - 1] {
+        let truncated = &body[..cut];
+        let mut reused = full(1, "old");
+        let ours = decode_protobuf_into(&mut reused, truncated);
+        let prost = decode_protobuf_with_prost(truncated);
+        match (ours, prost) {
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string());
+                assert!(reused.resource_spans.is_empty());
+            }
+            (a, b) => panic!("cut {cut}: ours {a:?}, prost {b:?}"),
+        }
+    }
+    let mut invalid_utf8 = full(1, "x");
+    invalid_utf8.resource_spans[0].scope_spans[0].spans[0].name = "\u{e9}".into();
+    let mut bytes = invalid_utf8.encode_to_vec();
+    let at = bytes.windows(2).position(|w| w == [0xc3, 0xa9]).unwrap();
+    bytes[at] = 0xff;
+    assert!(decode_protobuf(&bytes).is_err());
+    assert!(decode_protobuf_with_prost(&bytes).is_err());
+}
+
+/// xorshift64*: a fixed sequence, so a failure repeats.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn damaged_bodies_are_decoded_as_prost_decodes_them_or_left_to_prost() {
+    let seeds = [
+        full(2, "a").encode_to_vec(),
+        sparse(3).encode_to_vec(),
+        full(1, "b").encode_to_vec(),
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut reused = ExportTraceServiceRequest::default();
+    let (mut accepted, mut left) = (0, 0);
+    for round in 0..30_000 {
+        let mut body = seeds[round % seeds.len()].clone();
+        for _ in 0..=rng.below(3) {
+            let at = rng.below(body.len());
+            match rng.below(5) {
+                0 => body[at] = rng.next() as u8,
+                1 => body[at] ^= 1 << rng.below(8),
+                2 => body.insert(at, rng.next() as u8),
+                3 => {
+                    body.remove(at);
+                }
+                _ => body.truncate(at),
+            }
+            if body.is_empty() {
+                break;
+            }
+        }
+        match agree(&mut reused, &body) {
+            Ok(()) => accepted += 1,
+            Err(Unsupported) => {
+                left += 1;
+                // decode_protobuf (recycling first, prost second) answers exactly as prost does.
+                let ours = decode_protobuf(&body).map_err(|e| e.to_string());
+                let prost = decode_protobuf_with_prost(&body).map_err(|e| e.to_string());
+                assert_eq!(ours, prost, "round {round}");
+            }
+        }
+    }
+    assert!(
+        accepted > 1_000 && left > 1_000,
+        "accepted {accepted}, left to prost {left}"
+    );
+}
