@@ -467,7 +467,12 @@ fn key_value_list(l: &mut KeyValueList, mut buf: &[u8], depth: u32) -> Result<()
 }
 
 /// A UTF-8 string field, replacing `dst` (prost keeps the last of repeated scalar fields).
+/// The slot often held the same text already (attribute keys, service and tool names at the
+/// same place in the previous request): then it is valid UTF-8 and nothing needs copying.
 fn string(dst: &mut String, src: &[u8]) -> Result<()> {
+    if dst.len() == src.len() && dst.as_bytes() == src {
+        return Ok(());
+    }
     let text = std::str::from_utf8(src).map_err(|_| Unsupported)?;
     dst.clear();
     dst.push_str(text);
