@@ -25,22 +25,15 @@ use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{
 use opentelemetry_proto::tonic::collector::logs::v1::{
     ExportLogsServiceRequest, ExportLogsServiceResponse,
 };
-use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
-    TraceService, TraceServiceServer,
-};
-use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTraceServiceRequest, ExportTraceServiceResponse,
-};
 use tonic::codec::CompressionEncoding;
 use tonic::{Code, Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::receive::auth::authorized;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody, SharedPermit};
-use crate::receive::otlp_wire::{export_logs_response, export_response};
-use crate::receive::request::{
-    admit, process_logs_request, process_request, Accepted, Context, Refusal,
-};
+use crate::receive::grpc_traces::TraceExportService;
+use crate::receive::otlp_wire::export_logs_response;
+use crate::receive::request::{admit, process_logs_request, Accepted, Context, Refusal};
 use crate::server::Handler;
 
 /// The gRPC trace service.
@@ -178,14 +171,10 @@ impl GrpcReceiver {
         }
     }
 
-    /// Wrap in the generated server with compression and the message cap configured.
-    pub fn into_service(self) -> TraceServiceServer<GrpcReceiver> {
-        let cap = self.ctx.max_body_bytes;
-        TraceServiceServer::new(self)
-            .accept_compressed(CompressionEncoding::Gzip)
-            .accept_compressed(CompressionEncoding::Zstd)
-            .send_compressed(CompressionEncoding::Gzip)
-            .max_decoding_message_size(cap)
+    /// The trace service (`Export` on the message bytes, [`crate::receive::grpc_traces`]),
+    /// with compression and the message cap configured.
+    pub fn into_service(self) -> TraceExportService {
+        TraceExportService::new(self)
     }
 
     /// The logs service, configured like [`GrpcReceiver::into_service`].
@@ -200,7 +189,7 @@ impl GrpcReceiver {
 
     /// Both services' `export`: the token (when the request did not come through the handler),
     /// the body permit, `work` on a detached blocking task, the answer counted.
-    async fn export_with<T: Send + 'static>(
+    pub(crate) async fn export_with<T: Send + 'static>(
         &self,
         request: Request<T>,
         work: fn(&Context, T) -> Result<Accepted, Refusal>,
@@ -289,20 +278,6 @@ fn body_status(e: BodyLimitError, retry_after_secs: u32) -> Status {
         BodyLimitError::TooLarge { .. } => Status::resource_exhausted(message),
         BodyLimitError::TimedOut { .. } => Status::deadline_exceeded(message),
         BodyLimitError::Read(_) => Status::invalid_argument(message),
-    }
-}
-
-#[tonic::async_trait]
-impl TraceService for GrpcReceiver {
-    async fn export(
-        &self,
-        request: Request<ExportTraceServiceRequest>,
-    ) -> Result<Response<ExportTraceServiceResponse>, Status> {
-        let accepted = self.export_with(request, process_request).await?;
-        Ok(Response::new(export_response(
-            accepted.rejected,
-            &accepted.message,
-        )))
     }
 }
 

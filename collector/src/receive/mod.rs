@@ -12,6 +12,7 @@ pub mod auth;
 pub mod decompress;
 pub mod early_admission;
 pub mod grpc;
+pub mod grpc_traces;
 pub mod http;
 pub mod otlp_wire;
 pub mod request;

@@ -9,8 +9,6 @@
 use std::sync::Arc;
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use prost::Message as _;
 use schemas::convert::{
     convert_request_bounded, converted_size_estimate, validate_request, ConvertError, Converted,
     IngestContext, Validation,
@@ -159,14 +157,16 @@ pub fn process_signal_body(
     })
 }
 
-/// A request decoded by the gRPC layer.
-pub fn process_request(
-    ctx: &Context,
-    request: ExportTraceServiceRequest,
-) -> Result<Accepted, Refusal> {
-    process(ctx, Signal::Traces, || {
-        prepare_traces(ctx, PooledRequest::not_kept(request), Stored::Encoded)
-    })
+/// An OTLP/gRPC `TraceService/Export` message as received (tonic removed the framing and the
+/// compression): the same path as an OTLP/HTTP protobuf body.
+pub fn process_grpc_traces(ctx: &Context, message: &[u8]) -> Result<Accepted, Refusal> {
+    process_signal_body(
+        ctx,
+        Signal::Traces,
+        message,
+        Encoding::Identity,
+        Format::Protobuf,
+    )
 }
 
 /// A log request decoded by the gRPC layer.
@@ -197,17 +197,15 @@ struct Validated<'a> {
     stored: Stored<'a>,
 }
 
-/// The bytes a request record stores.
+/// The bytes a request record stores: an OTLP/HTTP body as received (still compressed if it
+/// came so), or an OTLP/gRPC message as tonic hands it over.
 enum Stored<'a> {
-    /// An OTLP/HTTP body as received (still compressed if it came so).
     Received {
         body: &'a [u8],
         encoding: Encoding,
         format: Format,
         plain_len: usize,
     },
-    /// A request decoded by the gRPC layer: encoded again as protobuf.
-    Encoded,
 }
 
 /// A decoded trace request, ready to submit: validated (converted after the answer), or
@@ -307,24 +305,12 @@ fn submit_validated(ctx: &Context, validated: Validated<'_>) -> Result<Accepted,
         stored,
     } = validated;
     if validation.accepted > 0 {
-        let encoded;
-        let (body, encoding, format, plain_len) = match stored {
-            Stored::Received {
-                body,
-                encoding,
-                format,
-                plain_len,
-            } => (body, encoding, format, plain_len),
-            Stored::Encoded => {
-                encoded = request.encode_to_vec();
-                (
-                    encoded.as_slice(),
-                    Encoding::Identity,
-                    Format::Protobuf,
-                    encoded.len(),
-                )
-            }
-        };
+        let Stored::Received {
+            body,
+            encoding,
+            format,
+            plain_len,
+        } = stored;
         let ingest = ingest_context(ctx);
         let record = RequestRecord {
             format,
