@@ -150,6 +150,7 @@ struct TraceArgs {
 #[serde(deny_unknown_fields)]
 struct ReportArgs {
     kind: String,
+    max_rows: Option<u64>,
     since: Option<String>,
     until: Option<String>,
     service: Option<String>,
@@ -266,7 +267,13 @@ pub async fn call(
                 service: a.service,
                 trace: a.trace,
             };
-            let doc = engine::report(data_dir, &a.kind, &filter).await?;
+            let max_rows = bounded(
+                "max_rows",
+                a.max_rows,
+                schema::REPORT_DEFAULT_ROWS,
+                schema::REPORT_MAX_ROWS,
+            )?;
+            let doc = engine::report(data_dir, &a.kind, &filter, max_rows).await?;
             Ok(ToolOutput {
                 text: report_summary(&doc),
                 structured: doc,
@@ -406,10 +413,18 @@ pub fn query_summary(doc: &Value) -> String {
 
 /// Kind, rows, notes, the first rows as JSON lines.
 pub fn report_summary(doc: &Value) -> String {
+    let shown = if doc["truncated"] == Value::Bool(true) {
+        format!(
+            "the first {} of {} row(s)",
+            count(doc, "rows"),
+            doc["total_rows"].as_u64().unwrap_or(0)
+        )
+    } else {
+        format!("{} row(s)", count(doc, "rows"))
+    };
     let mut out = format!(
-        "{} report: {} row(s); {}\n",
+        "{} report: {shown}; {}\n",
         doc["kind"].as_str().unwrap_or("?"),
-        count(doc, "rows"),
         scanned_phrase(doc)
     );
     let rows = doc["rows"].as_array().cloned().unwrap_or_default();
