@@ -498,6 +498,31 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_seen_again_merges_into_what_this_run_wrote_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = ReportedKeys::beside(&dir.path().join("s"));
+        run(&keys, true, &[f("TL004", 2, 2)]);
+        let again = [
+            f("TL004", 1, 1),
+            f("TL004", 2, 2),
+            f("TL009", 9, 9),
+            f("TL004", 0, 0),
+            f("TL004", 1, 1),
+            f("TL004", 3, 3),
+        ];
+        assert_eq!(
+            run(&keys, false, &again),
+            [true, false, true, true, false, true]
+        );
+        let want: Vec<Key> = [0u8, 1, 2, 3]
+            .iter()
+            .map(|&i| (TraceId([i; 16]), SpanId([i; 8])))
+            .collect();
+        assert_eq!(keys.read_rule("TL004").unwrap(), want);
+        assert_eq!(std::fs::read_dir(keys.dir()).unwrap().count(), 2);
+    }
+
+    #[test]
     fn an_abandoned_merge_changes_nothing_and_out_of_order_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let keys = ReportedKeys::beside(&dir.path().join("s"));
