@@ -45,6 +45,8 @@ pub struct CheckRequest {
     pub policy: Option<PathBuf>,
     pub max_calls_per_tool: Option<u32>,
     pub max_model_turns: Option<u32>,
+    /// Most findings in the answer (the first, in report order).
+    pub max_findings: usize,
 }
 
 /// What one `query` may cost.
@@ -131,7 +133,12 @@ fn select_rules(codes: &[String]) -> Result<Vec<&'static dyn Rule>, ToolError> {
         .collect()
 }
 
-/// `check`: the findings document of `tripline check --format json`.
+/// `check`: the findings document of `tripline check --format json`, with at most
+/// `max_findings` findings (the first, in report order), plus `truncated` and `total_findings`.
+///
+/// Checked as the CLI checks, window by window with the findings spilled to disk past a bound
+/// (`analyze::window`, `analyze::rules::spill`), never as one model of the store; only the
+/// findings the answer holds are read back.
 pub async fn check(data_dir: &Path, req: &CheckRequest) -> Result<Value, ToolError> {
     let mut policy = load_policy(req.policy.as_deref())?;
     if let Some(n) = req.max_calls_per_tool {
@@ -142,10 +149,26 @@ pub async fn check(data_dir: &Path, req: &CheckRequest) -> Result<Value, ToolErr
     }
     let selected = select_rules(&req.rules)?;
     let filter = filter_of(&req.filter)?;
-    let (_model, report, scanned) =
-        analyze::check::check_store(data_dir, &filter, &policy, &selected)
-            .await
-            .map_err(store_error)?;
+    let (streamed, scanned, _) = analyze::check::check_store_streamed(
+        data_dir,
+        &filter,
+        &policy,
+        &selected,
+        &analyze::window::WindowOptions::default(),
+        analyze::rules::spill::SpillOptions::default(),
+    )
+    .await
+    .map_err(store_error)?;
+    let total = streamed.findings.len();
+    let findings = streamed
+        .findings
+        .take(req.max_findings)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(store_error)?;
+    let report = Report {
+        findings,
+        coverage: streamed.coverage,
+    };
     let text = analyze::render::render_check(
         &report,
         Some(&scanned),
@@ -154,7 +177,15 @@ pub async fn check(data_dir: &Path, req: &CheckRequest) -> Result<Value, ToolErr
         false,
         SarifArtifact::DataDir(""),
     );
-    parse_document(&text, "check")
+    let mut doc = parse_document(&text, "check")?;
+    if let Some(o) = doc.as_object_mut() {
+        o.insert(
+            "truncated".into(),
+            Value::Bool(total > req.max_findings as u64),
+        );
+        o.insert("total_findings".into(), json!(total));
+    }
+    Ok(doc)
 }
 
 /// `report KIND`: the document of `tripline report KIND --format json` with at most `max_rows`

@@ -125,6 +125,7 @@ struct CheckArgs {
     policy: Option<String>,
     max_calls_per_tool: Option<u32>,
     max_model_turns: Option<u32>,
+    max_findings: Option<u64>,
     since: Option<String>,
     until: Option<String>,
     service: Option<String>,
@@ -213,6 +214,12 @@ pub async fn call(
                 policy: settings.policy(a.policy.as_deref())?,
                 max_calls_per_tool: at_least_one("max_calls_per_tool", a.max_calls_per_tool)?,
                 max_model_turns: at_least_one("max_model_turns", a.max_model_turns)?,
+                max_findings: bounded(
+                    "max_findings",
+                    a.max_findings,
+                    schema::CHECK_DEFAULT_FINDINGS,
+                    schema::CHECK_MAX_FINDINGS,
+                )?,
             };
             let doc = engine::check(data_dir, &req).await?;
             Ok(ToolOutput {
@@ -332,6 +339,14 @@ pub fn check_summary(doc: &Value) -> String {
     };
     let mut out = if findings.is_empty() {
         "no finding".to_string()
+    } else if doc["truncated"] == Value::Bool(true) {
+        format!(
+            "{} finding(s), the first {} here: {} (by rule: {})",
+            doc["total_findings"].as_u64().unwrap_or(0),
+            findings.len(),
+            join(&by_severity),
+            join(&by_rule)
+        )
     } else {
         format!(
             "{} finding(s): {} (by rule: {})",

@@ -242,6 +242,51 @@ fn report_is_windowed_and_capped_by_max_rows() {
     });
 }
 
+/// `check` runs as `tripline check` does (windows, findings spilled past a bound): its findings
+/// are the CLI's, and `max_findings` keeps the first in report order, with the total.
+#[test]
+fn check_is_windowed_and_capped_by_max_findings() {
+    let store = sample_store();
+    let s = settings(store.path());
+    runtime().block_on(async {
+        let (report, _, _) = analyze::check::check_store_bounded(
+            store.path(),
+            &Default::default(),
+            &analyze::policy::Policy::default(),
+            analyze::rules::RULES,
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+        let want: Vec<Value> = report
+            .findings
+            .iter()
+            .map(|f| serde_json::to_value(f).unwrap())
+            .collect();
+        assert!(want.len() > 3, "{}", want.len());
+        let all = call_valid(&s, "check", json!({})).await;
+        assert_eq!(all["findings"].as_array().unwrap(), &want);
+        assert_eq!(all["truncated"], json!(false));
+        assert_eq!(all["total_findings"], json!(want.len()));
+        let out = call(&s, "check", json!({"max_findings": 2})).await.unwrap();
+        let schema = (tools::spec("check").unwrap().output)();
+        mcp::validate::validate(&schema, &out.structured).unwrap();
+        let cut = out.structured;
+        assert_eq!(cut["findings"].as_array().unwrap(), &want[..2]);
+        assert_eq!(cut["truncated"], json!(true));
+        assert_eq!(cut["total_findings"], json!(want.len()));
+        assert_eq!(cut["coverage"], all["coverage"]);
+        assert!(
+            out.text
+                .starts_with(&format!("{} finding(s), the first 2 here", want.len())),
+            "{}",
+            out.text
+        );
+        let e = call(&s, "check", json!({"max_findings": 0})).await;
+        assert_eq!(kind_of(e).0, "bad_argument");
+    });
+}
+
 fn kind_of(r: Result<ToolOutput, ToolError>) -> (&'static str, String) {
     match r {
         Ok(out) => panic!("expected an error, got {}", out.text),
