@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peak memory of one MCP `report` call: `tripline mcp` over stdio under `/usr/bin/time -v`.
+"""Peak memory of one MCP `report` (or `check`) call: `tripline mcp` over stdio under `time -v`.
 
 Why a script: the MCP server is a long-lived process, so its peak for one tool call is measured
 by starting it, sending `initialize` and one `tools/call report`, closing stdin (the server
@@ -7,7 +7,8 @@ exits) and reading `time -v`'s report. Prints what the answer held (rows, `total
 `truncated`, spans scanned, bytes) and the raw `time -v` output; with `--rows FILE` also writes
 the answer's rows, to compare two binaries' answers.
 
-Usage: bench_mcp_report.py --tripline BIN --data-dir DIR --kind KIND [--args JSON] [--rows FILE]
+Usage: bench_mcp_report.py --tripline BIN --data-dir DIR [--tool check] [--kind KIND]
+    [--args JSON] [--rows FILE]
 """
 
 import argparse
@@ -19,7 +20,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tripline", required=True)
     ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--kind", required=True)
+    ap.add_argument("--tool", default="report", choices=["report", "check"])
+    ap.add_argument("--kind", help="the report kind (report only)")
     ap.add_argument("--args", default="{}", help="more arguments of the call, as a JSON object")
     ap.add_argument("--rows", help="write the answer's rows (JSON) to this file")
     ap.add_argument("--timeout", type=float, default=3600)
@@ -45,17 +47,19 @@ def main() -> None:
     send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
     answer()
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    args = {"kind": a.kind, **json.loads(a.args)}
-    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "report", "arguments": args}})
+    args = ({"kind": a.kind} if a.kind else {}) | json.loads(a.args)
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": a.tool, "arguments": args}})
     r = answer()
     p.stdin.close()
     err = p.stderr.read()
     p.wait(a.timeout)
     res = r.get("result", {})
     sc = res.get("structuredContent", {})
-    print(f"tools/call report {json.dumps(args)} -> isError: {res.get('isError')} error: {r.get('error')}")
+    print(f"tools/call {a.tool} {json.dumps(args)} -> isError: {res.get('isError')} error: {r.get('error')}")
+    listed = "findings" if a.tool == "check" else "rows"
+    total = sc.get("total_findings" if a.tool == "check" else "total_rows")
     print(
-        f"rows: {len(sc.get('rows', []))} total_rows: {sc.get('total_rows')} truncated: {sc.get('truncated')} "
+        f"{listed}: {len(sc.get(listed, []))} total: {total} truncated: {sc.get('truncated')} "
         f"scanned spans: {sc.get('scanned', {}).get('spans')}"
     )
     print(f"answer bytes: {len(json.dumps(r))}")
@@ -63,7 +67,7 @@ def main() -> None:
         print(f"note: {n}")
     if a.rows:
         with open(a.rows, "w") as f:
-            json.dump(sc.get("rows", []), f)
+            json.dump(sc.get(listed, []), f)
     # time -v's report (the server's own log lines left out).
     print("\n".join(line for line in err.splitlines() if line.startswith("\t") or line.startswith("Command")))
 
