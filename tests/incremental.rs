@@ -80,6 +80,70 @@ fn key(f: &Value) -> String {
     format!("{}/{}/{}", f["rule"], f["trace_id"], f["span_id"])
 }
 
+/// The keys (`rule/trace/span`) recorded beside the state file `state`: one file per rule,
+/// `<state>.reported/<RULE>.keys`, an 8-byte header then 24-byte records (trace id, span id)
+/// in order (docs/incremental.md).
+fn reported_keys(state: &Path) -> BTreeSet<String> {
+    let dir = PathBuf::from(format!("{}.reported", state.display()));
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir(&dir).expect("key dir").flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rule = name.strip_suffix(".keys").expect("only .keys files");
+        let bytes = std::fs::read(e.path()).expect("keys");
+        assert_eq!(&bytes[..8], b"TLKEYS1\n");
+        let records: Vec<&[u8]> = bytes[8..].chunks(24).collect();
+        assert!(records.iter().all(|r| r.len() == 24));
+        assert!(records.windows(2).all(|w| w[0] < w[1]), "{name} not sorted");
+        for r in records {
+            out.insert(format!("{rule}/{}/{}", hex(&r[..16]), hex(&r[16..])));
+        }
+    }
+    out
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// One more span (internal, no attribute, a child of the first span) in every trace of the
+/// sample `sample`, as an OTLP/JSON file in `dir`: data that touches traces already checked.
+fn late_spans(dir: &Path, sample: &str) -> PathBuf {
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(repo().join(sample)).expect("sample")).expect("json");
+    let mut firsts: Vec<Value> = Vec::new();
+    for rs in v["resourceSpans"].as_array().expect("resourceSpans") {
+        for ss in rs["scopeSpans"].as_array().expect("scopeSpans") {
+            for sp in ss["spans"].as_array().expect("spans") {
+                if !firsts.iter().any(|f| f["traceId"] == sp["traceId"]) {
+                    firsts.push(sp.clone());
+                }
+            }
+        }
+    }
+    let spans: Vec<Value> = firsts
+        .iter()
+        .enumerate()
+        .map(|(i, parent)| {
+            serde_json::json!({
+                "traceId": parent["traceId"],
+                "spanId": format!("{:016x}", 0xfeed_0000_u64 + i as u64),
+                "parentSpanId": parent["spanId"],
+                "name": "late-bookkeeping",
+                "kind": 1,
+                "startTimeUnixNano": parent["startTimeUnixNano"],
+                "endTimeUnixNano": parent["startTimeUnixNano"],
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({ "resourceSpans": [{
+        "resource": v["resourceSpans"][0]["resource"],
+        "scopeSpans": [{ "scope": { "name": "late" }, "spans": spans }],
+    }]});
+    let path = dir.join("late.json");
+    std::fs::write(&path, doc.to_string()).expect("write");
+    path
+}
+
 /// The sample file split in two OTLP/JSON files: the host's resource spans, then the MCP
 /// servers' (whose `tools/call` spans are orphans: propagation is broken in this sample).
 fn split_host_and_servers(dir: &Path) -> (PathBuf, PathBuf) {
@@ -193,6 +257,123 @@ fn since_last_over_two_ingests_reports_the_full_check_once() {
 }
 
 #[test]
+fn since_last_in_small_windows_with_spilled_findings_repeats_nothing_and_loses_nothing() {
+    // Three ingests, three `--since last` runs, each cut into windows of a few spans and
+    // spilling its findings to disk past one held finding (the first run streams the whole store
+    // this way): together they report exactly what one full `check` (default windows, nothing
+    // spilled) reports over the final store, each finding once.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (data, state) = (dir.path().join("data"), dir.path().join("state.json"));
+    let spill = dir.path().join("spill");
+    std::fs::create_dir_all(&spill).expect("spill dir");
+    let (host, servers) = split_host_and_servers(dir.path());
+    let rest: Vec<PathBuf> = samples()
+        .into_iter()
+        .filter(|p| !p.ends_with(BROKEN))
+        .collect();
+    let third = rest.len().div_ceil(3);
+    let mut parts: Vec<Vec<PathBuf>> = rest.chunks(third).map(<[PathBuf]>::to_vec).collect();
+    assert_eq!(parts.len(), 3);
+    parts[0].push(host);
+    parts[1].push(servers);
+    // A late span in every trace of a first-ingest sample with findings: run 3 judges those
+    // traces again, and must not repeat their findings.
+    parts[2].push(late_spans(
+        dir.path(),
+        "samples/traces/atlas-prohibited-export.json",
+    ));
+    let run = || -> (Value, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_tripline"))
+            .current_dir(repo())
+            .env("TRIPLINE_LOG", "warn")
+            .env("TRIPLINE_SPILL_FINDINGS", "1")
+            .env("TRIPLINE_WINDOW_TRACE", "1")
+            .arg("--data-dir")
+            .arg(&data)
+            .args([
+                "check", "--since", "last", "--format", "json", "--policy", POLICY,
+            ])
+            .args(["--window-spans", "5", "--spill-dir"])
+            .arg(&spill)
+            .arg("--state")
+            .arg(&state)
+            .output()
+            .expect("run");
+        let stderr = text(&out.stderr);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)));
+        (v, stderr)
+    };
+    let mut runs = Vec::new();
+    for part in &parts {
+        ingest(&data, part);
+        runs.push(run());
+    }
+    let (full, _) = check_json(&data, &[]);
+    // The first run was cut into many windows and spilled its findings.
+    let windows: usize = runs[0]
+        .1
+        .lines()
+        .find_map(|l| l.strip_prefix("planned ")?.split(' ').next()?.parse().ok())
+        .expect("planned N windows");
+    assert!(windows > 3, "{}", runs[0].1);
+    assert!(
+        runs[0]
+            .1
+            .lines()
+            .any(|l| l.starts_with("findings: ") && !l.contains(", 0 sorted runs spilled")),
+        "{}",
+        runs[0].1
+    );
+    // No spill directory is left behind.
+    assert_eq!(std::fs::read_dir(&spill).expect("spill").count(), 0);
+
+    let mut seen = BTreeSet::new();
+    let mut union = BTreeSet::new();
+    for (i, (v, stderr)) in runs.iter().enumerate() {
+        let listed: Vec<String> = v["findings"]
+            .as_array()
+            .expect("findings[]")
+            .iter()
+            .map(key)
+            .collect();
+        assert!(!listed.is_empty(), "run {}: {stderr}", i + 1);
+        assert_eq!(
+            v["incremental"]["new_findings"].as_u64(),
+            Some(listed.len() as u64),
+            "run {}",
+            i + 1
+        );
+        for k in listed {
+            assert!(seen.insert(k.clone()), "run {} repeats {k}", i + 1);
+        }
+        union.extend(findings(v));
+    }
+    assert_eq!(
+        seen,
+        keys(&full),
+        "keys of the three runs != one full check"
+    );
+    assert_eq!(union, findings(&full), "the three runs != one full check");
+    // Run 3 judged the first run's findings again (their traces got a span) and left them out.
+    let third = &runs[2].0["incremental"];
+    assert!(
+        third["already_reported"].as_u64().expect("already") > 0,
+        "{third}"
+    );
+    // Every reported key is recorded once, sorted, beside the state.
+    let recorded = reported_keys(&state);
+    let stripped: BTreeSet<String> = seen.iter().map(|k| k.replace('"', "")).collect();
+    assert_eq!(recorded, stripped);
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(&state).expect("state")).expect("json");
+    assert_eq!(saved["version"], 2);
+    assert_eq!(saved["reported_keys"].as_u64(), Some(recorded.len() as u64));
+    assert!(saved.get("reported").is_none(), "{saved}");
+}
+
+#[test]
 fn settle_keeps_a_half_arrived_call_from_being_reported_on_half_its_spans() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (host, servers) = split_host_and_servers(dir.path());
@@ -284,12 +465,22 @@ fn the_default_state_is_per_store_outside_it_and_bound_to_the_rules() {
     };
     let out = run(&["--rule", "TL004"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let states: Vec<PathBuf> = std::fs::read_dir(xdg.join("tripline/check"))
+    let mut states: Vec<PathBuf> = std::fs::read_dir(xdg.join("tripline/check"))
         .expect("state dir")
         .flatten()
         .map(|e| e.path())
         .collect();
-    assert_eq!(states.len(), 1, "{states:?}");
+    states.sort();
+    // The state file, and beside it the directory of its reported findings' keys.
+    assert_eq!(states.len(), 2, "{states:?}");
+    assert!(states[1].is_dir(), "{states:?}");
+    assert_eq!(
+        states[1].display().to_string(),
+        format!("{}.reported", states[0].display())
+    );
+    let keys = reported_keys(&states[0]);
+    assert!(!keys.is_empty());
+    assert!(keys.iter().all(|k| k.starts_with("TL004/")), "{keys:?}");
     let state: Value =
         serde_json::from_slice(&std::fs::read(&states[0]).expect("state")).expect("state json");
     assert_eq!(state["scope"]["rules"], serde_json::json!(["TL004"]));
@@ -399,17 +590,12 @@ fn follow_prints_each_new_finding_once_and_stops_on_sigterm_with_its_state() {
     assert_eq!(status.code(), Some(0));
     let saved: Value =
         serde_json::from_slice(&std::fs::read(&state).expect("state saved")).expect("json");
+    let recorded = reported_keys(&state);
     for k in first_keys.iter().chain(&second_keys) {
         let k = k.replace('"', "");
-        assert!(
-            saved["reported"]
-                .as_array()
-                .expect("reported")
-                .iter()
-                .any(|r| r == &Value::String(k.clone())),
-            "{k} not in the saved state"
-        );
+        assert!(recorded.contains(&k), "{k} not in the saved keys");
     }
+    assert_eq!(saved["reported_keys"].as_u64(), Some(recorded.len() as u64));
     // Resuming from the state: nothing is repeated.
     let (again, stderr) = since_last(&data, &state, &["--settle", "0s"]);
     assert_eq!(again["findings"], serde_json::json!([]), "{stderr}");

@@ -128,7 +128,7 @@ pub async fn conversations_store_streamed(
     data_dir: &Path,
     filter: &ScanFilter,
     options: &WindowOptions,
-    sink: &mut dyn conversations::RowSink,
+    sink: &mut impl conversations::RowSink,
 ) -> Result<(Vec<String>, Scanned, WindowStats), WindowError> {
     let projection = Projection::base().with(ReportKind::Conversations.columns());
     let mut totals = conversations::Totals::default();

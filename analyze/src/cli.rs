@@ -478,7 +478,6 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
     };
     // Every format straight to stdout, the findings merged from memory and disk as they are
     // written (the table tallies one row per rule): never every finding in memory.
-    let total = streamed.findings.len();
     let crate::rules::StreamedReport {
         mut findings,
         coverage,
@@ -487,7 +486,6 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
     let written = render::write_check_streamed(
         &mut out,
         &mut findings,
-        total,
         &coverage,
         Some(&scanned),
         args.format,

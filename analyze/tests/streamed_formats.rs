@@ -70,13 +70,11 @@ fn streamed(
         ))
         .unwrap();
     let runs = report.findings.spilled_runs();
-    let total = report.findings.len();
     let mut findings = report.findings;
     let mut out = Vec::new();
     write_check_streamed(
         &mut out,
         &mut findings,
-        total,
         &report.coverage,
         Some(&scanned),
         format,

@@ -45,6 +45,8 @@ pub struct CheckRequest {
     pub policy: Option<PathBuf>,
     pub max_calls_per_tool: Option<u32>,
     pub max_model_turns: Option<u32>,
+    /// Most findings in the answer (the first, in report order).
+    pub max_findings: usize,
 }
 
 /// What one `query` may cost.
@@ -131,7 +133,12 @@ fn select_rules(codes: &[String]) -> Result<Vec<&'static dyn Rule>, ToolError> {
         .collect()
 }
 
-/// `check`: the findings document of `tripline check --format json`.
+/// `check`: the findings document of `tripline check --format json`, with at most
+/// `max_findings` findings (the first, in report order), plus `truncated` and `total_findings`.
+///
+/// Checked as the CLI checks, window by window with the findings spilled to disk past a bound
+/// (`analyze::window`, `analyze::rules::spill`), never as one model of the store; only the
+/// findings the answer holds are read back.
 pub async fn check(data_dir: &Path, req: &CheckRequest) -> Result<Value, ToolError> {
     let mut policy = load_policy(req.policy.as_deref())?;
     if let Some(n) = req.max_calls_per_tool {
@@ -142,10 +149,26 @@ pub async fn check(data_dir: &Path, req: &CheckRequest) -> Result<Value, ToolErr
     }
     let selected = select_rules(&req.rules)?;
     let filter = filter_of(&req.filter)?;
-    let (_model, report, scanned) =
-        analyze::check::check_store(data_dir, &filter, &policy, &selected)
-            .await
-            .map_err(store_error)?;
+    let (streamed, scanned, _) = analyze::check::check_store_streamed(
+        data_dir,
+        &filter,
+        &policy,
+        &selected,
+        &analyze::window::WindowOptions::default(),
+        analyze::rules::spill::SpillOptions::default(),
+    )
+    .await
+    .map_err(store_error)?;
+    let total = streamed.findings.len();
+    let findings = streamed
+        .findings
+        .take(req.max_findings)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(store_error)?;
+    let report = Report {
+        findings,
+        coverage: streamed.coverage,
+    };
     let text = analyze::render::render_check(
         &report,
         Some(&scanned),
@@ -154,12 +177,33 @@ pub async fn check(data_dir: &Path, req: &CheckRequest) -> Result<Value, ToolErr
         false,
         SarifArtifact::DataDir(""),
     );
-    parse_document(&text, "check")
+    let mut doc = parse_document(&text, "check")?;
+    if let Some(o) = doc.as_object_mut() {
+        o.insert(
+            "truncated".into(),
+            Value::Bool(total > req.max_findings as u64),
+        );
+        o.insert("total_findings".into(), json!(total));
+    }
+    Ok(doc)
 }
 
-/// `report KIND`: the document of `tripline report KIND --format json`, plus `kind`.
-pub async fn report(data_dir: &Path, kind: &str, filter: &Filter) -> Result<Value, ToolError> {
-    use analyze::reports::ReportKind;
+/// `report KIND`: the document of `tripline report KIND --format json` with at most `max_rows`
+/// rows (the first, in report order), plus `kind`, `truncated` and `total_rows`.
+///
+/// Built as the CLI builds it, window by window in bounded memory (`analyze::window`), never as
+/// one model of the store: the tool answers over a store of any size. `conversations` has a row
+/// per conversation, as many as the store holds: its rows stream out of the windows in report
+/// order and only the first `max_rows` are kept (the others counted), as `tripline report
+/// conversations` caps its table with `--max-rows`. The other reports have a row per tool,
+/// guardrail, skill or service pair.
+pub async fn report(
+    data_dir: &Path,
+    kind: &str,
+    filter: &Filter,
+    max_rows: usize,
+) -> Result<Value, ToolError> {
+    use analyze::reports::{Built, ReportKind};
     let analyzer_kind = match kind {
         "tools" => ReportKind::Tools,
         "conversations" => ReportKind::Conversations,
@@ -174,24 +218,74 @@ pub async fn report(data_dir: &Path, kind: &str, filter: &Filter) -> Result<Valu
         }
     };
     let filter = filter_of(filter)?;
-    let projection = analyze::load::Projection::base().with(analyzer_kind.columns());
-    let scan = analyze::load::scan_store(data_dir, &filter, &projection)
-        .await
-        .map_err(store_error)?;
-    let model = Model::from_parts(scan.parts);
-    let text = analyze::render::render_report(
-        analyzer_kind,
-        &model,
-        Format::Json,
-        &plain_style(),
-        Some(&scan.scanned),
-    )
-    .map_err(|e| ToolError::Internal(e.to_string()))?;
+    let options = analyze::window::WindowOptions::default();
+    let (built, scanned, total) = if analyzer_kind == ReportKind::Conversations {
+        let mut first = FirstRows {
+            max: max_rows,
+            ..FirstRows::default()
+        };
+        let (notes, scanned, _) =
+            analyze::check::conversations_store_streamed(data_dir, &filter, &options, &mut first)
+                .await
+                .map_err(store_error)?;
+        let report = analyze::reports::Report {
+            rows: first.rows,
+            notes,
+        };
+        (Built::Conversations(report), scanned, first.total)
+    } else {
+        let (built, scanned, _) =
+            analyze::check::report_store_bounded(data_dir, &filter, analyzer_kind, &options)
+                .await
+                .map_err(store_error)?;
+        (built, scanned, 0)
+    };
+    let text = analyze::render::render_built(&built, Format::Json, &plain_style(), Some(&scanned))
+        .map_err(|e| ToolError::Internal(e.to_string()))?;
+    drop(built);
     let mut doc = parse_document(&text, "report")?;
-    if let Some(o) = doc.as_object_mut() {
-        o.insert("kind".into(), Value::String(kind.to_string()));
+    let Some(o) = doc.as_object_mut() else {
+        return Err(ToolError::Internal(
+            "the report JSON is not an object".into(),
+        ));
+    };
+    let rows = o.get_mut("rows").and_then(Value::as_array_mut);
+    let kept = rows.as_ref().map_or(0, |r| r.len());
+    let total = total.max(kept);
+    if let Some(rows) = rows {
+        rows.truncate(max_rows);
     }
+    let truncated = total > max_rows;
+    if truncated {
+        let note = format!(
+            "showing the first {max_rows} of {total} rows (max_rows); narrow with since/until/service/trace, or raise max_rows (at most {}), to see the others",
+            crate::schema::REPORT_MAX_ROWS
+        );
+        if let Some(notes) = o.get_mut("notes").and_then(Value::as_array_mut) {
+            notes.insert(0, Value::String(note));
+        }
+    }
+    o.insert("kind".into(), Value::String(kind.to_string()));
+    o.insert("truncated".into(), Value::Bool(truncated));
+    o.insert("total_rows".into(), json!(total));
     Ok(doc)
+}
+
+/// The first `max` conversation rows of a streamed report; the others only counted.
+#[derive(Default)]
+struct FirstRows {
+    max: usize,
+    rows: Vec<analyze::reports::conversations::ConversationRow>,
+    total: usize,
+}
+
+impl analyze::reports::conversations::RowSink for FirstRows {
+    fn row(&mut self, row: analyze::reports::conversations::ConversationRow, _: &[u32]) {
+        self.total += 1;
+        if self.rows.len() < self.max {
+            self.rows.push(row);
+        }
+    }
 }
 
 /// `explain CODE`: a rule's documentation, as fields and as `tripline explain` prints it.

@@ -16,6 +16,13 @@ pub const QUERY_MAX_ROWS: u64 = 10_000;
 pub const TRACE_DEFAULT_SPANS: u64 = 2_000;
 pub const TRACE_MAX_SPANS: u64 = 20_000;
 
+/// Default and ceiling of `check`'s `max_findings`.
+pub const CHECK_DEFAULT_FINDINGS: u64 = 1_000;
+pub const CHECK_MAX_FINDINGS: u64 = 10_000;
+/// Default and ceiling of `report`'s `max_rows`.
+pub const REPORT_DEFAULT_ROWS: u64 = 1_000;
+pub const REPORT_MAX_ROWS: u64 = 10_000;
+
 /// The report kinds the `report` tool serves (as `tripline report KIND`).
 pub const REPORT_KINDS: &[&str] = &[
     "tools",
@@ -51,7 +58,8 @@ pub fn check_input() -> Value {
             "rules": {"type": "array", "items": {"type": "string"}, "description": "Run only these rule codes (e.g. [\"TL002\", \"TL004\"]); all rules when absent. The `explain` tool documents each."},
             "policy": {"type": "string", "description": POLICY_DESCRIPTION},
             "max_calls_per_tool": {"type": "integer", "minimum": 1, "description": "TL014: flag an agent run that calls one tool more than N times (overrides the policy's [limits]; default 10)."},
-            "max_model_turns": {"type": "integer", "minimum": 1, "description": "TL014: flag an agent run with more than N model turns (overrides [limits]; default 25)."}
+            "max_model_turns": {"type": "integer", "minimum": 1, "description": "TL014: flag an agent run with more than N model turns (overrides [limits]; default 25)."},
+            "max_findings": {"type": "integer", "minimum": 1, "maximum": CHECK_MAX_FINDINGS, "default": CHECK_DEFAULT_FINDINGS, "description": "Most findings returned, the first in report order (most severe first); `truncated` and `total_findings` say when there were more. Coverage always covers every finding."}
         }))
     })
 }
@@ -106,9 +114,11 @@ fn defs() -> Value {
 pub fn check_output() -> Value {
     json!({
         "type": "object",
-        "required": ["findings", "coverage", "scanned"],
+        "required": ["findings", "coverage", "scanned", "truncated", "total_findings"],
         "properties": {
-            "findings": {"type": "array", "items": {"$ref": "#/$defs/finding"}, "description": "One per problem, most severe first."},
+            "findings": {"type": "array", "items": {"$ref": "#/$defs/finding"}, "description": "One per problem, most severe first (the first max_findings)."},
+            "truncated": {"type": "boolean", "description": "More findings than max_findings: only the first are in `findings`."},
+            "total_findings": {"type": "integer", "minimum": 0, "description": "Findings of the whole check."},
             "coverage": {"type": "array", "items": {"$ref": "#/$defs/coverage"}, "description": "One per rule that ran: examined 0 means the rule saw nothing to judge."},
             "scanned": {"$ref": "#/$defs/scanned"}
         },
@@ -209,7 +219,8 @@ pub fn report_input() -> Value {
         "additionalProperties": false,
         "required": ["kind"],
         "properties": with_filters(json!({
-            "kind": {"enum": REPORT_KINDS, "description": "tools: per tool and MCP server, calls, errors, latency, structured results, approvals. conversations: per conversation, traces, agent runs, model and tool calls. guardrails: decisions by guardrail and skill. skills: per skill, invocations, tool and model calls, guardrail decisions. propagation: per MCP client -> server service pair, requests, how many kept the host's trace and how (params._meta, HTTP header only, re-rooted by a gateway, none), the libraries on each side and the fix."}
+            "kind": {"enum": REPORT_KINDS, "description": "tools: per tool and MCP server, calls, errors, latency, structured results, approvals. conversations: per conversation, traces, agent runs, model and tool calls. guardrails: decisions by guardrail and skill. skills: per skill, invocations, tool and model calls, guardrail decisions. propagation: per MCP client -> server service pair, requests, how many kept the host's trace and how (params._meta, HTTP header only, re-rooted by a gateway, none), the libraries on each side and the fix."},
+            "max_rows": {"type": "integer", "minimum": 1, "maximum": REPORT_MAX_ROWS, "default": REPORT_DEFAULT_ROWS, "description": "Most rows returned, the first in report order; `truncated` and `total_rows` say when there were more (narrow with since/until/service/trace to see the others)."}
         }))
     })
 }
@@ -280,9 +291,11 @@ pub fn report_output() -> Value {
         .collect();
     json!({
         "type": "object",
-        "required": ["kind", "rows", "notes", "scanned"],
+        "required": ["kind", "rows", "notes", "scanned", "truncated", "total_rows"],
         "properties": {
             "kind": {"enum": REPORT_KINDS},
+            "truncated": {"type": "boolean", "description": "More rows than max_rows: only the first are in `rows` (a note says how many)."},
+            "total_rows": {"type": "integer", "minimum": 0, "description": "Rows of the whole report."},
             "rows": {"type": "array", "items": {"anyOf": rows}, "description": "The rows of `tripline report KIND --format json`; their fields depend on `kind`."},
             "notes": {"type": "array", "items": {"type": "string"}, "description": "What could not be observed: an empty column is never a zero."},
             "scanned": {"$ref": "#/$defs/scanned"}

@@ -125,6 +125,7 @@ struct CheckArgs {
     policy: Option<String>,
     max_calls_per_tool: Option<u32>,
     max_model_turns: Option<u32>,
+    max_findings: Option<u64>,
     since: Option<String>,
     until: Option<String>,
     service: Option<String>,
@@ -150,6 +151,7 @@ struct TraceArgs {
 #[serde(deny_unknown_fields)]
 struct ReportArgs {
     kind: String,
+    max_rows: Option<u64>,
     since: Option<String>,
     until: Option<String>,
     service: Option<String>,
@@ -212,6 +214,12 @@ pub async fn call(
                 policy: settings.policy(a.policy.as_deref())?,
                 max_calls_per_tool: at_least_one("max_calls_per_tool", a.max_calls_per_tool)?,
                 max_model_turns: at_least_one("max_model_turns", a.max_model_turns)?,
+                max_findings: bounded(
+                    "max_findings",
+                    a.max_findings,
+                    schema::CHECK_DEFAULT_FINDINGS,
+                    schema::CHECK_MAX_FINDINGS,
+                )?,
             };
             let doc = engine::check(data_dir, &req).await?;
             Ok(ToolOutput {
@@ -266,7 +274,13 @@ pub async fn call(
                 service: a.service,
                 trace: a.trace,
             };
-            let doc = engine::report(data_dir, &a.kind, &filter).await?;
+            let max_rows = bounded(
+                "max_rows",
+                a.max_rows,
+                schema::REPORT_DEFAULT_ROWS,
+                schema::REPORT_MAX_ROWS,
+            )?;
+            let doc = engine::report(data_dir, &a.kind, &filter, max_rows).await?;
             Ok(ToolOutput {
                 text: report_summary(&doc),
                 structured: doc,
@@ -325,6 +339,14 @@ pub fn check_summary(doc: &Value) -> String {
     };
     let mut out = if findings.is_empty() {
         "no finding".to_string()
+    } else if doc["truncated"] == Value::Bool(true) {
+        format!(
+            "{} finding(s), the first {} here: {} (by rule: {})",
+            doc["total_findings"].as_u64().unwrap_or(0),
+            findings.len(),
+            join(&by_severity),
+            join(&by_rule)
+        )
     } else {
         format!(
             "{} finding(s): {} (by rule: {})",
@@ -406,10 +428,18 @@ pub fn query_summary(doc: &Value) -> String {
 
 /// Kind, rows, notes, the first rows as JSON lines.
 pub fn report_summary(doc: &Value) -> String {
+    let shown = if doc["truncated"] == Value::Bool(true) {
+        format!(
+            "the first {} of {} row(s)",
+            count(doc, "rows"),
+            doc["total_rows"].as_u64().unwrap_or(0)
+        )
+    } else {
+        format!("{} row(s)", count(doc, "rows"))
+    };
     let mut out = format!(
-        "{} report: {} row(s); {}\n",
+        "{} report: {shown}; {}\n",
         doc["kind"].as_str().unwrap_or("?"),
-        count(doc, "rows"),
         scanned_phrase(doc)
     );
     let rows = doc["rows"].as_array().cloned().unwrap_or_default();

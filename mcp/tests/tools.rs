@@ -156,11 +156,134 @@ fn every_result_on_the_sample_store_matches_its_schema() {
         for kind in mcp::schema::REPORT_KINDS {
             let r = call_valid(&s, "report", json!({"kind": kind})).await;
             assert_eq!(r["kind"], json!(kind));
+            assert_eq!(r["truncated"], json!(false));
+            assert_eq!(r["total_rows"], json!(r["rows"].as_array().unwrap().len()));
         }
         for code in mcp::engine::rule_codes() {
             let doc = call_valid(&s, "explain", json!({"code": code})).await;
             assert_eq!(doc["code"], json!(code));
         }
+    });
+}
+
+/// `report` reads the store window by window, as `tripline report` does: its rows are those of
+/// one model of the whole store, and `max_rows` keeps the first rows in report order, saying how
+/// many it left out.
+#[test]
+fn report_is_windowed_and_capped_by_max_rows() {
+    let store = sample_store();
+    let s = settings(store.path());
+    runtime().block_on(async {
+        // The CLI's rows: one window of the whole store.
+        let whole = analyze::window::WindowOptions {
+            window_spans: u64::MAX,
+            memory_limit: None,
+        };
+        let mut want = Vec::new();
+        analyze::check::conversations_store_streamed(
+            store.path(),
+            &Default::default(),
+            &whole,
+            &mut want,
+        )
+        .await
+        .unwrap();
+        assert!(want.len() > 3, "{}", want.len());
+        let want: Vec<Value> = want.iter().map(|r| serde_json::to_value(r).unwrap()).collect();
+
+        let all = call_valid(&s, "report", json!({"kind": "conversations"})).await;
+        assert_eq!(all["rows"].as_array().unwrap(), &want);
+        assert_eq!(all["total_rows"], json!(want.len()));
+
+        let out = call(&s, "report", json!({"kind": "conversations", "max_rows": 2}))
+            .await
+            .unwrap();
+        let schema = (tools::spec("report").unwrap().output)();
+        mcp::validate::validate(&schema, &out.structured).unwrap();
+        let cut = out.structured;
+        assert_eq!(cut["rows"].as_array().unwrap(), &want[..2]);
+        assert_eq!(cut["truncated"], json!(true));
+        assert_eq!(cut["total_rows"], json!(want.len()));
+        assert_eq!(
+            cut["notes"][0],
+            json!(format!(
+                "showing the first 2 of {} rows (max_rows); narrow with since/until/service/trace, or raise max_rows (at most 10000), to see the others",
+                want.len()
+            ))
+        );
+        assert!(
+            out.text.contains(&format!("the first 2 of {} row(s)", want.len())),
+            "{}",
+            out.text
+        );
+        // The tools report: the CLI's rows, whatever the cap when it is not reached.
+        let (built, _, _) = analyze::check::report_store_bounded(
+            store.path(),
+            &Default::default(),
+            analyze::reports::ReportKind::Tools,
+            &whole,
+        )
+        .await
+        .unwrap();
+        let cli: Value = serde_json::from_str(
+            &analyze::render::render_built(
+                &built,
+                analyze::render::Format::Json,
+                &analyze::render::Style::for_stdout(false, false),
+                None,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let tools_doc = call_valid(&s, "report", json!({"kind": "tools"})).await;
+        assert_eq!(tools_doc["rows"], cli["rows"]);
+        let e = call(&s, "report", json!({"kind": "tools", "max_rows": 0})).await;
+        assert_eq!(kind_of(e).0, "bad_argument");
+    });
+}
+
+/// `check` runs as `tripline check` does (windows, findings spilled past a bound): its findings
+/// are the CLI's, and `max_findings` keeps the first in report order, with the total.
+#[test]
+fn check_is_windowed_and_capped_by_max_findings() {
+    let store = sample_store();
+    let s = settings(store.path());
+    runtime().block_on(async {
+        let (report, _, _) = analyze::check::check_store_bounded(
+            store.path(),
+            &Default::default(),
+            &analyze::policy::Policy::default(),
+            analyze::rules::RULES,
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+        let want: Vec<Value> = report
+            .findings
+            .iter()
+            .map(|f| serde_json::to_value(f).unwrap())
+            .collect();
+        assert!(want.len() > 3, "{}", want.len());
+        let all = call_valid(&s, "check", json!({})).await;
+        assert_eq!(all["findings"].as_array().unwrap(), &want);
+        assert_eq!(all["truncated"], json!(false));
+        assert_eq!(all["total_findings"], json!(want.len()));
+        let out = call(&s, "check", json!({"max_findings": 2})).await.unwrap();
+        let schema = (tools::spec("check").unwrap().output)();
+        mcp::validate::validate(&schema, &out.structured).unwrap();
+        let cut = out.structured;
+        assert_eq!(cut["findings"].as_array().unwrap(), &want[..2]);
+        assert_eq!(cut["truncated"], json!(true));
+        assert_eq!(cut["total_findings"], json!(want.len()));
+        assert_eq!(cut["coverage"], all["coverage"]);
+        assert!(
+            out.text
+                .starts_with(&format!("{} finding(s), the first 2 here", want.len())),
+            "{}",
+            out.text
+        );
+        let e = call(&s, "check", json!({"max_findings": 0})).await;
+        assert_eq!(kind_of(e).0, "bad_argument");
     });
 }
 

@@ -262,6 +262,7 @@ async def exercise(session: ClientSession | Client, binary: str, store: Path, po
         rep = await call_ok(session, schemas, "report", {"kind": kind})
         cli = cli_json(binary, "report", kind, "--data-dir", str(store), "--format", "json")
         assert rep["kind"] == kind and rep["rows"] == cli["rows"] and rep["notes"] == cli["notes"]
+        assert rep["truncated"] is False and rep["total_rows"] == len(cli["rows"])
     # propagation: per pair, the channels add up to the calls, and the tools/call requests it
     # shows as not stitched are exactly TL004's findings.
     prop = await call_ok(session, schemas, "report", {"kind": "propagation"})

@@ -2,17 +2,18 @@
 //! state file lives, what goes to stdout and stderr, the exit codes, the poll loop and its
 //! signals. The checking itself is [`crate::incremental`].
 
+use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 
-use super::{emit, runtime, tell_scanned, CheckArgs, UiArgs};
+use super::{runtime, tell_scanned, CheckArgs, UiArgs};
 use crate::error::LoadError;
 use crate::incremental::{
-    check_increment, default_state_path, CheckState, Increment, IncrementError, Options, Scope,
-    DEFAULT_SETTLE,
+    check_increment, default_state_path, CheckState, Increment, IncrementError, NewFindings,
+    Options, ReportedKeys, Scope, DEFAULT_SETTLE,
 };
 use crate::load::ScanFilter;
 use crate::policy::Policy;
@@ -51,6 +52,7 @@ pub(super) fn run(
             window_spans: args.window_spans,
             memory_limit: args.memory_limit,
         },
+        spill: super::spill_options(args.spill_dir.as_deref())?,
     };
     let (state_file, state) = if since_last {
         // A store on object storage is named by its URL; a local one by its canonical path.
@@ -78,7 +80,14 @@ pub(super) fn run(
     } else {
         (None, CheckState::default())
     };
+    // The keys of the findings reported: beside the state file, or for as long as `--follow`
+    // runs when the state is kept in memory.
+    let keys = match &state_file {
+        Some(path) => ReportedKeys::beside(path),
+        None => ReportedKeys::temporary()?,
+    };
     let ctx = Ctx {
+        keys,
         data_dir,
         args,
         ui,
@@ -97,6 +106,7 @@ pub(super) fn run(
 
 /// Everything a run needs besides the state.
 struct Ctx<'a> {
+    keys: ReportedKeys,
     data_dir: &'a Path,
     args: &'a CheckArgs,
     ui: &'a UiArgs,
@@ -171,17 +181,57 @@ fn unreadable_warnings(inc: &Increment) -> String {
 }
 
 /// One `--since last` run. Exit 0 when nothing is new (said on stderr), else as `check`: 1 when
-/// a new finding is at or above `--fail-on`.
+/// a new finding is at or above `--fail-on`. The findings are written as they are sifted (never
+/// all in memory), their keys committed once they were all written, then the state is saved.
 fn once(ctx: &Ctx, mut state: CheckState) -> anyhow::Result<ExitCode> {
     let before = state.clone();
-    let inc = runtime()?.block_on(ctx.increment(&mut state))?;
+    let mut inc = runtime()?.block_on(ctx.increment(&mut state))?;
     let (args, ui) = (ctx.args, ctx.ui);
     let data = ctx.data_dir.display().to_string();
     let artifact = render::SarifArtifact::DataDir(&data);
     if let Some(scanned) = &inc.scanned {
         tell_scanned(ui, scanned, args.format != Format::Json);
+    } else {
+        eprint!("{}", unreadable_warnings(&inc));
         if !ui.quiet {
-            let s = &inc.summary;
+            eprintln!("{}", nothing_new(&inc, ctx.options.settle));
+        }
+    }
+    let mut findings = inc.new_findings(&ctx.keys);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = match args.format {
+        Format::Json => render::write_json_incremental_streamed(
+            &mut out,
+            &mut findings,
+            &inc.coverage,
+            inc.scanned.as_ref(),
+            |f: &NewFindings| serde_json::to_value(f.summary()).ok(),
+        ),
+        Format::Table | Format::Markdown | Format::Csv if inc.scanned.is_none() => Ok(()),
+        f => render::write_check_streamed(
+            &mut out,
+            &mut findings,
+            &inc.coverage,
+            inc.scanned.as_ref(),
+            f,
+            &ui.style(),
+            ui.quiet,
+            artifact,
+        ),
+    }
+    .and_then(|()| out.flush());
+    drop(out);
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        r => r.context("cannot write the findings to stdout")?,
+    }
+    // What a closed pipe left unread is recorded too (it was judged, as with `check`).
+    findings.drain()?;
+    let failing = findings.count_at_or_above(args.fail_on) > 0;
+    let s = findings.summary();
+    let update = findings.finish(&mut state)?;
+    if inc.checked() {
+        if !ui.quiet {
             eprintln!(
                 "{} new part file(s) checked ({} span(s)), {} new finding(s), {} already reported{}",
                 s.new_files,
@@ -198,31 +248,12 @@ fn once(ctx: &Ctx, mut state: CheckState) -> anyhow::Result<ExitCode> {
                 }
             );
         }
-    } else {
-        eprint!("{}", unreadable_warnings(&inc));
-        if !ui.quiet {
-            eprintln!("{}", nothing_new(&inc, ctx.options.settle));
-        }
+        update.commit()?;
     }
-    let out = match args.format {
-        Format::Json => {
-            render::render_json_incremental(&inc.report, inc.scanned.as_ref(), &inc.summary)
-        }
-        Format::Table | Format::Markdown | Format::Csv if inc.scanned.is_none() => String::new(),
-        f => render::render_check(
-            &inc.report,
-            inc.scanned.as_ref(),
-            f,
-            &ui.style(),
-            ui.quiet,
-            artifact,
-        ),
-    };
-    emit(&out)?;
     if state != before {
         ctx.save(&state)?;
     }
-    Ok(if inc.report.count_at_or_above(args.fail_on) > 0 {
+    Ok(if failing {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -257,7 +288,7 @@ fn follow(ctx: &Ctx, mut state: CheckState) -> anyhow::Result<ExitCode> {
                 _ = int.recv() => break,
             };
             match result {
-                Ok(inc) => {
+                Ok(mut inc) => {
                     state = work;
                     // Each unreadable file once, not at every poll.
                     for u in &inc.unreadable {
@@ -265,20 +296,8 @@ fn follow(ctx: &Ctx, mut state: CheckState) -> anyhow::Result<ExitCode> {
                             eprintln!("warning: skipped {}: {}", u.path, u.error);
                         }
                     }
-                    if let Some(scanned) = &inc.scanned {
-                        eprint!("{}", scanned.warnings());
-                        let mut out = String::new();
-                        for f in &inc.report.findings {
-                            out.push_str(&render::render_finding_line(f));
-                        }
-                        out.push_str(&render::render_batch_line(
-                            state.checked_at.as_deref().unwrap_or_default(),
-                            &inc.summary,
-                            scanned,
-                            &inc.report.coverage,
-                        ));
-                        emit(&out)?;
-                        ctx.save(&state)?;
+                    if inc.checked() {
+                        batch(ctx, &mut inc, &mut state)?;
                         said_waiting = false;
                     }
                 }
@@ -304,4 +323,39 @@ fn follow(ctx: &Ctx, mut state: CheckState) -> anyhow::Result<ExitCode> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// `--follow`: one checked batch's finding lines, written as they are sifted, and its batch line;
+/// then its keys are committed and the state saved.
+fn batch(ctx: &Ctx, inc: &mut Increment, state: &mut CheckState) -> anyhow::Result<()> {
+    let Some(scanned) = inc.scanned.clone() else {
+        return Ok(());
+    };
+    eprint!("{}", scanned.warnings());
+    let mut findings = inc.new_findings(&ctx.keys);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut write = |line: String| match out.write_all(line.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::from(e).context("cannot write to stdout"))
+        }
+        _ => Ok(()),
+    };
+    for f in findings.by_ref() {
+        write(render::render_finding_line(&f?))?;
+    }
+    write(render::render_batch_line(
+        state.checked_at.as_deref().unwrap_or_default(),
+        &findings.summary(),
+        &scanned,
+        &inc.coverage,
+    ))?;
+    match out.flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            return Err(anyhow::Error::from(e).context("cannot write to stdout"))
+        }
+        _ => {}
+    }
+    drop(out);
+    findings.finish(state)?.commit()?;
+    ctx.save(state)
 }

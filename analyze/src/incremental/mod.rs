@@ -15,16 +15,25 @@
 //! 4. keeps the findings that touch the new files (their trace, span, related spans or
 //!    conversation): the others were judged by an earlier run, and a trace cut by the window's
 //!    lower edge must not be judged on half its spans; and of those only the ones whose
-//!    [`finding_key`] is not in the state.
+//!    [`finding_key`] no earlier run reported.
+//!
+//! Every run checks in windows ([`crate::window`]) and streams its findings like `check`: they
+//! spill to disk past a bound, and the ones already reported are told apart by merging them
+//! with sorted key files ([`reported`]), so neither the findings nor their keys are ever all in
+//! memory, whatever the store's size (a first run reads the whole store).
 //!
 //! The WAL tail is context, never new data: its spans are judged once committed. A store on
 //! object storage (`s3://bucket/prefix`) is listed with a LIST, its new objects read with ranged
 //! GETs, and its fresh objects always settle (their writers' locks are on other machines).
 
+mod new_findings;
 mod new_parts;
+pub mod reported;
 mod state;
 
+pub use new_findings::{FindingsError, NewFindings};
 pub use new_parts::{NewData, NewPartError};
+pub use reported::{KeyUpdate, ReportedKeys};
 pub use state::{default_state_path, finding_key, CheckState, Scope, StateError, STATE_VERSION};
 
 use std::collections::HashSet;
@@ -34,15 +43,17 @@ use std::time::{Duration, SystemTime};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use crate::check::{check_store, check_store_bounded};
+use crate::check::projection_for;
 use crate::error::LoadError;
 use crate::load::ScanFilter;
 use crate::policy::Policy;
-use crate::rules::{Report, Rule};
+use crate::rules::spill::SpillOptions;
+use crate::rules::{Coverage, Rule};
 use crate::store::object_listing::RemoteSource;
 use crate::store::{Scanned, Snapshot, Unreadable};
-use crate::window::{WindowError, WindowOptions};
+use crate::window::{check_windows_with, WindowError, WindowOptions};
 use collector::store::remote::RemoteLocation;
+use new_findings::{Candidates, Touch};
 
 /// Default of `--lookback`: how far before the new spans the scan starts.
 pub const DEFAULT_LOOKBACK: Duration = Duration::from_secs(3600);
@@ -61,9 +72,10 @@ pub struct Options {
     pub settle_always: bool,
     /// How far before the new spans' earliest start the rules' scan begins.
     pub lookback: Duration,
-    /// How a first run, which checks the whole store, cuts it into windows (bounded memory, as
-    /// `check`).
+    /// How the rules' scan is cut into windows (bounded memory, as `check`).
     pub window: WindowOptions,
+    /// When and where the findings spill to disk (as `check`).
+    pub spill: SpillOptions,
 }
 
 impl Default for Options {
@@ -73,6 +85,7 @@ impl Default for Options {
             settle_always: false,
             lookback: DEFAULT_LOOKBACK,
             window: WindowOptions::default(),
+            spill: SpillOptions::default(),
         }
     }
 }
@@ -98,14 +111,17 @@ pub struct Summary {
     pub outside_new_data: usize,
 }
 
-/// The result of one increment.
+/// The result of one increment: its findings are read from [`Increment::new_findings`].
 #[derive(Debug)]
 pub struct Increment {
-    /// Only findings not reported before; coverage of the rules' scan. Empty when nothing was
-    /// checked.
-    pub report: Report,
+    /// The check's findings, not yet sifted; `None` when nothing was checked.
+    candidates: Option<Candidates>,
+    first_run: bool,
+    /// Coverage of the rules' scan (empty when nothing was checked).
+    pub coverage: Vec<Coverage>,
     /// What the rules' scan read; `None` when there was nothing new to check.
     pub scanned: Option<Scanned>,
+    /// What the increment did; the counts of findings are filled by [`NewFindings`].
     pub summary: Summary,
     /// When nothing was checked: part files (and WAL damage) that could not be read, so "nothing
     /// new" is never said of a file that was not read. (A checked increment has them in
@@ -118,6 +134,30 @@ impl Increment {
     pub fn checked(&self) -> bool {
         self.scanned.is_some()
     }
+
+    /// Nothing checked.
+    fn nothing(summary: Summary, unreadable: Vec<Unreadable>) -> Self {
+        Self {
+            candidates: None,
+            first_run: false,
+            coverage: Vec::new(),
+            scanned: None,
+            summary,
+            unreadable,
+        }
+    }
+
+    /// The findings no earlier run reported that touch the new data, in report order, read one
+    /// at a time (call once). Their keys go to `keys` as they are read: commit the
+    /// [`NewFindings::finish`] update once they were printed, then save the state.
+    pub fn new_findings<'k>(&mut self, keys: &'k ReportedKeys) -> NewFindings<'k> {
+        NewFindings::new(
+            self.candidates.take(),
+            keys,
+            self.first_run,
+            self.summary.clone(),
+        )
+    }
 }
 
 /// Why an increment could not run.
@@ -127,6 +167,8 @@ pub enum IncrementError {
     Load(#[from] LoadError),
     #[error(transparent)]
     NewPart(#[from] NewPartError),
+    #[error(transparent)]
+    State(#[from] StateError),
     /// A first run's windowed check failed (other than loading: that is [`Self::Load`]).
     #[error(transparent)]
     Window(WindowError),
@@ -155,8 +197,9 @@ fn relative(data_dir: &Path, path: &Path) -> String {
 }
 
 /// Checks what was committed (and settled) since `state`, updates `state` with the files
-/// checked and the findings reported, and returns the new findings. `now` is the wall clock the
-/// files' ages are measured against. The caller saves the state once it has printed the findings.
+/// checked, and returns the check's findings to be sifted ([`Increment::new_findings`]). `now` is
+/// the wall clock the files' ages are measured against. The caller prints the new findings,
+/// commits their keys and then saves the state.
 pub async fn check_increment(
     data_dir: &Path,
     state: &mut CheckState,
@@ -199,15 +242,13 @@ pub async fn check_increment(
     // Files removed from the store (retention) need no record any more.
     state.checked_files.retain(|f| listed.contains(f));
     if !first_run && listed.iter().all(|f| state.checked_files.contains(f)) {
-        return Ok(Increment {
-            report: Report::default(),
-            scanned: None,
-            summary: Summary {
+        return Ok(Increment::nothing(
+            Summary {
                 previous_run: state.checked_at.clone(),
                 ..Summary::default()
             },
-            unreadable: Vec::new(),
-        });
+            Vec::new(),
+        ));
     }
     let snapshot = Snapshot::take(data_dir).await?;
     if first_run && snapshot.files.is_empty() {
@@ -245,18 +286,20 @@ pub async fn check_increment(
         ..Summary::default()
     };
     if new.is_empty() {
-        return Ok(Increment {
-            report: Report::default(),
-            scanned: None,
-            summary,
-            unreadable: snapshot.all_unreadable(),
-        });
+        return Ok(Increment::nothing(summary, snapshot.all_unreadable()));
     }
+    // A first run judges everything: the new spans' ids (every span of the store) are not kept.
+    let ids = !first_run;
     let fresh = match &snapshot.remote {
         Some(source) => {
-            NewData::read_remote(source, new.iter().filter_map(|(_, f)| f.object.as_ref())).await?
+            NewData::read_remote(
+                source,
+                new.iter().filter_map(|(_, f)| f.object.as_ref()),
+                ids,
+            )
+            .await?
         }
-        None => NewData::read(new.iter().map(|(_, f)| f.path.as_path()))?,
+        None => NewData::read(new.iter().map(|(_, f)| f.path.as_path()), ids)?,
     };
     summary.new_files = new.len();
     summary.new_spans = fresh.rows;
@@ -269,52 +312,47 @@ pub async fn check_increment(
             summary.window_since = Some(rfc3339_ns(lo));
         }
     }
-    // A first run checks the whole store and reports everything: window by window, in bounded
-    // memory, as `check` does. A later run reads the new data and its look-back in one model,
-    // whose conversations say which findings touch the new spans.
-    let (mut report, scanned, model) = if first_run {
-        let (report, scanned, _) =
-            check_store_bounded(data_dir, &window, policy, rules, &options.window).await?;
-        (report, scanned, None)
-    } else {
-        let (model, report, scanned) = check_store(data_dir, &window, policy, rules).await?;
-        (report, scanned, Some(model))
-    };
-    // Conversations the new spans belong to (inherited ids included, as the model resolves them).
-    let conversations: HashSet<&str> = model
-        .iter()
-        .flat_map(|m| m.spans.iter().zip(&m.conversation))
-        .filter(|(s, _)| fresh.traces.contains(&s.trace_id))
-        .filter_map(|(_, c)| c.as_deref())
-        .collect();
-    let mut kept = Vec::with_capacity(report.findings.len());
-    for f in std::mem::take(&mut report.findings) {
-        let touches_new = first_run
-            || fresh.traces.contains(&f.trace_id)
-            || fresh.spans.contains(&f.span_id)
-            || f.related.iter().any(|s| fresh.spans.contains(s))
-            || f.conversation_id
-                .as_deref()
-                .is_some_and(|c| conversations.contains(c));
-        if !touches_new {
-            summary.outside_new_data += 1;
-        } else if state.reported.insert(finding_key(&f)) {
-            kept.push(f);
-        } else {
-            summary.already_reported += 1;
-        }
-    }
-    drop(conversations);
-    drop(model);
-    report.findings = kept;
-    summary.new_findings = report.findings.len();
+    // Window by window, as `check` (a first run over the whole store, a later one over the new
+    // data and its look-back); each window's core notes the conversations of the new spans.
+    let mut conversations = HashSet::new();
+    let (streamed, scanned, _) = check_windows_with(
+        data_dir,
+        &window,
+        policy,
+        rules,
+        &projection_for(rules),
+        &options.window,
+        options.spill.clone(),
+        |model, core, _| {
+            if first_run {
+                return;
+            }
+            for (s, c) in model.spans.iter().zip(&model.conversation) {
+                if let Some(c) = c {
+                    if core.contains(&s.trace_id) && fresh.traces.contains(&s.trace_id) {
+                        conversations.insert(c.clone());
+                    }
+                }
+            }
+        },
+    )
+    .await?;
     state
         .checked_files
         .extend(new.into_iter().map(|(rel, _)| rel));
     state.version = STATE_VERSION;
     state.checked_at = Some(DateTime::<Utc>::from(now).to_rfc3339_opts(SecondsFormat::Secs, true));
     Ok(Increment {
-        report,
+        candidates: Some(Candidates {
+            findings: streamed.findings,
+            touch: Touch {
+                all: first_run,
+                fresh,
+                conversations,
+            },
+        }),
+        first_run,
+        coverage: streamed.coverage,
         scanned: Some(scanned),
         summary,
         unreadable: Vec::new(),

@@ -40,6 +40,8 @@ pub struct NewData {
     pub max_end_ns: Option<i64>,
     /// Rows read.
     pub rows: u64,
+    /// Whether `traces` and `spans` are filled (not on a first run, which judges everything).
+    ids: bool,
 }
 
 /// A new part file could not be read (it was readable a moment before, in the snapshot).
@@ -59,9 +61,16 @@ const COLUMNS: [&str; 4] = [
 ];
 
 impl NewData {
-    /// Reads `trace_id`, `span_id` and the two times of each file.
-    pub fn read<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Result<Self, NewPartError> {
-        let mut out = Self::default();
+    /// Reads `trace_id`, `span_id` and the two times of each file; keeps the ids only when
+    /// `ids`.
+    pub fn read<'a>(
+        paths: impl IntoIterator<Item = &'a Path>,
+        ids: bool,
+    ) -> Result<Self, NewPartError> {
+        let mut out = Self {
+            ids,
+            ..Self::default()
+        };
         for path in paths {
             out.add_file(path).map_err(|error| NewPartError {
                 path: path.to_path_buf(),
@@ -76,8 +85,12 @@ impl NewData {
     pub async fn read_remote<'a>(
         source: &RemoteSource,
         objects: impl IntoIterator<Item = &'a ObjectMeta>,
+        ids: bool,
     ) -> Result<Self, NewPartError> {
-        let mut out = Self::default();
+        let mut out = Self {
+            ids,
+            ..Self::default()
+        };
         for object in objects {
             let error = |error: String| NewPartError {
                 path: PathBuf::from(source.location.object_url(&object.location)),
@@ -139,11 +152,13 @@ impl NewData {
             .as_primitive_opt::<Int64Type>()
             .ok_or("end_time_unix_nano is not an int64")?;
         for i in 0..batch.num_rows() {
-            if let Some(t) = TraceId::from_slice(traces.value(i)) {
-                self.traces.insert(t);
-            }
-            if let Some(s) = SpanId::from_slice(spans.value(i)) {
-                self.spans.insert(s);
+            if self.ids {
+                if let Some(t) = TraceId::from_slice(traces.value(i)) {
+                    self.traces.insert(t);
+                }
+                if let Some(s) = SpanId::from_slice(spans.value(i)) {
+                    self.spans.insert(s);
+                }
             }
             if starts.is_valid(i) {
                 let start = starts.value(i);

@@ -1,6 +1,6 @@
 //! The state of `check --since last` / `check --follow`: which committed part files were checked
-//! and which findings were reported, so the next run scans only what is new and never repeats a
-//! finding.
+//! (this JSON file) and which findings were reported (sorted key files beside it,
+//! [`super::reported`]), so the next run scans only what is new and never repeats a finding.
 //!
 //! Why it is not kept in the data dir by default: a store can be read-only to the checker (a
 //! mounted volume, another user's collector), shared by several checkers with different rules or
@@ -9,16 +9,19 @@
 //! (`$XDG_STATE_HOME/tripline/check/`, else `~/.local/state/tripline/check/`), one file per data
 //! dir; `--state FILE` puts it anywhere (a CI cache, a cron job's working directory).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::reported::ReportedKeys;
+use crate::model::{SpanId, TraceId};
 use crate::rules::Finding;
 
-/// Version of the state file's format.
-pub const STATE_VERSION: u32 = 1;
+/// Version of the state file's format. Format 1 held the reported findings' keys in the JSON
+/// (`reported`); a state of format 1 is read and its keys moved to the key files.
+pub const STATE_VERSION: u32 = 2;
 
 /// What a state file is about: the store, the rules and the filters it was made with. A state
 /// is only valid for the same scope: findings of other rules or filters were never judged.
@@ -42,8 +45,13 @@ pub struct CheckState {
     /// Committed part files already checked, relative to the data dir
     /// (`spans/date=…/hour=…/part-….parquet`). Files gone from the store are dropped.
     pub checked_files: BTreeSet<String>,
-    /// Findings already reported, by [`finding_key`].
-    pub reported: BTreeSet<String>,
+    /// How many findings were reported, all runs together (their keys are in the key files
+    /// beside this file, `<state>.reported/`).
+    #[serde(default)]
+    pub reported_keys: u64,
+    /// Format 1's keys of the reported findings, moved to the key files when read.
+    #[serde(default, rename = "reported", skip_serializing)]
+    legacy_reported: BTreeSet<String>,
 }
 
 /// Why the state file could not be used.
@@ -116,6 +124,10 @@ impl CheckState {
                 })
             }
         };
+        let mut state = state;
+        if state.version == 1 {
+            state.migrate(path)?;
+        }
         if state.version != STATE_VERSION {
             return Err(StateError::Version {
                 path: path.to_path_buf(),
@@ -151,6 +163,37 @@ impl CheckState {
             .and_then(|()| f.sync_all())
             .map_err(err)?;
         std::fs::rename(&tmp, path).map_err(err)
+    }
+
+    /// Format 1 to 2: the keys in the JSON go to the key files beside it (written now; the JSON
+    /// says format 2 once the next run saves it).
+    fn migrate(&mut self, path: &Path) -> Result<(), StateError> {
+        let keys = ReportedKeys::beside(path);
+        let mut by_rule: BTreeMap<&str, Vec<(TraceId, SpanId)>> = BTreeMap::new();
+        let mut moved = 0;
+        for k in &self.legacy_reported {
+            let mut parts = k.split('/');
+            let (Some(rule), Some(t), Some(s), None) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            // A rule code names a file: nothing else is taken from the JSON.
+            if rule.is_empty() || !rule.chars().all(|c| c.is_ascii_alphanumeric()) {
+                continue;
+            }
+            if let (Some(t), Some(s)) = (TraceId::parse_hex(t), SpanId::parse_hex(s)) {
+                by_rule.entry(rule).or_default().push((t, s));
+                moved += 1;
+            }
+        }
+        for (rule, ids) in by_rule {
+            keys.write_rule(rule, ids)?;
+        }
+        self.reported_keys = moved;
+        self.legacy_reported.clear();
+        self.version = STATE_VERSION;
+        Ok(())
     }
 
     /// Whether no run has been recorded yet.
@@ -226,7 +269,7 @@ mod tests {
         assert!(s.is_first_run());
         s.checked_at = Some("2026-12-01T00:00:00Z".into());
         s.checked_files.insert("spans/a.parquet".into());
-        s.reported.insert("TL004/x/y".into());
+        s.reported_keys = 3;
         s.save(&path).expect("save");
         assert_eq!(CheckState::load(&path, scope()).expect("load"), s);
         std::fs::write(&path, b"not json").expect("write");
@@ -234,6 +277,39 @@ mod tests {
             CheckState::load(&path, scope()),
             Err(StateError::Parse { .. })
         ));
+    }
+
+    #[test]
+    fn a_format_1_state_moves_its_keys_to_the_key_files() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("state.json");
+        let (t, s) = ("ab".repeat(16), "cd".repeat(8));
+        let v1 = serde_json::json!({
+            "version": 1,
+            "scope": scope(),
+            "checked_at": "2026-12-01T00:00:00Z",
+            "checked_files": ["spans/a.parquet"],
+            "reported": [format!("TL004/{t}/{s}"), "../evil/x/y", "TL009/not-hex/y"],
+        });
+        std::fs::write(&path, v1.to_string()).expect("write");
+        let state = CheckState::load(&path, scope()).expect("format 1 is read");
+        assert_eq!(state.version, STATE_VERSION);
+        assert_eq!(state.reported_keys, 1);
+        let keys = ReportedKeys::beside(&path);
+        let want = (
+            TraceId::parse_hex(&t).expect("hex"),
+            SpanId::parse_hex(&s).expect("hex"),
+        );
+        assert_eq!(keys.read_rule("TL004").expect("keys"), vec![want]);
+        // Nothing but the one valid rule's file: no path taken from the JSON.
+        let files: Vec<_> = std::fs::read_dir(keys.dir()).expect("dir").collect();
+        assert_eq!(files.len(), 1);
+        // Saved as format 2: no keys in the JSON.
+        state.save(&path).expect("save");
+        let saved: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+        assert_eq!(saved["version"], STATE_VERSION);
+        assert!(saved.get("reported").is_none(), "{saved}");
     }
 
     #[test]

@@ -11,12 +11,11 @@ use std::io::Write;
 use serde::ser::{Error as _, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use crate::rules::spill::SpillError;
 use crate::rules::{Coverage, Finding, Report};
 use crate::store::Scanned;
 
 #[derive(Serialize)]
-struct JsonReport<'a, F: Serialize> {
+struct JsonReport<'a, F: Serialize, X: Serialize = serde_json::Value> {
     findings: F,
     coverage: &'a [Coverage],
     /// What the store scan read; absent for reports over in-memory batches.
@@ -24,7 +23,7 @@ struct JsonReport<'a, F: Serialize> {
     scanned: Option<&'a Scanned>,
     /// `check --since last`: what the increment checked (docs/incremental.md).
     #[serde(skip_serializing_if = "Option::is_none")]
-    incremental: Option<serde_json::Value>,
+    incremental: Option<X>,
 }
 
 /// Pretty-printed JSON, newline-terminated.
@@ -66,9 +65,13 @@ fn render_doc(
 }
 
 /// Findings serialised as a JSON array as they come out of an iterator (once).
-struct Streamed<'a, I>(RefCell<&'a mut I>);
+struct Streamed<'a, 'b, I>(&'a RefCell<&'b mut I>);
 
-impl<I: Iterator<Item = Result<Finding, SpillError>>> Serialize for Streamed<'_, I> {
+impl<I, E> Serialize for Streamed<'_, '_, I>
+where
+    I: Iterator<Item = Result<Finding, E>>,
+    E: std::fmt::Display,
+{
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut findings = self.0.borrow_mut();
         let mut seq = s.serialize_seq(None)?;
@@ -81,21 +84,70 @@ impl<I: Iterator<Item = Result<Finding, SpillError>>> Serialize for Streamed<'_,
 
 /// [`render_json_with`]'s bytes written to `out` (give it a buffered writer), the findings taken
 /// from `findings` in order. An error reading a finding (a spilled run) is an I/O error.
-pub fn write_json_streamed<I>(
+pub fn write_json_streamed<I, E>(
     out: &mut impl Write,
     findings: &mut I,
     coverage: &[Coverage],
     scanned: Option<&Scanned>,
 ) -> std::io::Result<()>
 where
-    I: Iterator<Item = Result<Finding, SpillError>>,
+    I: Iterator<Item = Result<Finding, E>>,
+    E: std::fmt::Display,
 {
-    let doc = JsonReport {
-        findings: Streamed(RefCell::new(findings)),
+    let cell = RefCell::new(findings);
+    let doc: JsonReport<'_, _> = JsonReport {
+        findings: Streamed(&cell),
         coverage,
         scanned,
         incremental: None,
     };
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::from)?;
     out.write_all(b"\n")
+}
+
+/// `check --since last --format json` written as [`write_json_streamed`] writes `check`'s: the
+/// findings one at a time, then `incremental`, made by `summary` from the iterator once every
+/// finding was read (the counts of an increment are final only then). The bytes of
+/// [`render_json_incremental`] for the same findings and summary.
+pub fn write_json_incremental_streamed<I, E, X>(
+    out: &mut impl Write,
+    findings: &mut I,
+    coverage: &[Coverage],
+    scanned: Option<&Scanned>,
+    summary: impl Fn(&I) -> X,
+) -> std::io::Result<()>
+where
+    I: Iterator<Item = Result<Finding, E>>,
+    E: std::fmt::Display,
+    X: Serialize,
+{
+    let cell = RefCell::new(findings);
+    let doc = JsonReport {
+        findings: Streamed(&cell),
+        coverage,
+        scanned,
+        incremental: Some(Deferred {
+            cell: &cell,
+            make: summary,
+        }),
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// A value made from the findings' iterator when it is serialised (after the findings).
+struct Deferred<'a, 'b, I, F> {
+    cell: &'a RefCell<&'b mut I>,
+    make: F,
+}
+
+impl<I, F, X> Serialize for Deferred<'_, '_, I, F>
+where
+    F: Fn(&I) -> X,
+    X: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let findings = self.cell.borrow();
+        (self.make)(&**findings).serialize(s)
+    }
 }

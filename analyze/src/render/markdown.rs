@@ -2,7 +2,6 @@
 
 use std::io::{self, Write};
 
-use crate::rules::spill::SpillError;
 use crate::rules::{find, Coverage, Finding, Report};
 
 fn cell(s: &str) -> String {
@@ -12,30 +11,40 @@ fn cell(s: &str) -> String {
 /// Markdown with a findings table grouped by rule and the coverage table.
 pub fn render_markdown(report: &Report) -> String {
     let mut out = Vec::new();
-    let mut findings = report.findings.iter().cloned().map(Ok);
+    let mut findings = report
+        .findings
+        .iter()
+        .cloned()
+        .map(Ok::<Finding, std::convert::Infallible>);
     // Writing to a Vec cannot fail, and the findings are in memory.
-    let _ = write_markdown_streamed(
-        &mut out,
-        &mut findings,
-        report.findings.len() as u64,
-        &report.coverage,
-    );
+    let _ = write_markdown_streamed(&mut out, &mut findings, &report.coverage);
     String::from_utf8(out).unwrap_or_default()
 }
 
 /// [`render_markdown`]'s bytes written to `out` (give it a buffered writer), the findings taken
-/// from `findings` (`total` of them) in report order, once: a rule's findings come together
-/// (report order is severity, then rule), so its row is written when the next rule starts and
-/// only one finding is held. An error reading a finding (a spilled run) is an I/O error.
-pub fn write_markdown_streamed<I>(
+/// from `findings` in report order, once: a rule's findings come together (report order is
+/// severity, then rule), so each rule is tallied (its first finding and its count) as they come
+/// and only one finding per rule is held; the table is written once the total is known. An
+/// error reading a finding (a spilled run) is an I/O error.
+pub fn write_markdown_streamed<I, E>(
     out: &mut impl Write,
     findings: &mut I,
-    total: u64,
     coverage: &[Coverage],
 ) -> io::Result<()>
 where
-    I: Iterator<Item = Result<Finding, SpillError>>,
+    I: Iterator<Item = Result<Finding, E>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    // Per rule: its first finding and its count.
+    let mut groups: Vec<(Finding, u64)> = Vec::new();
+    for f in findings {
+        let f = f.map_err(io::Error::other)?;
+        match groups.last_mut() {
+            Some((first, n)) if first.rule == f.rule => *n += 1,
+            _ => groups.push((f, 1)),
+        }
+    }
+    let total: u64 = groups.iter().map(|(_, n)| n).sum();
     writeln!(out, "## tripline check\n")?;
     if total == 0 {
         writeln!(out, "No findings.\n")?;
@@ -46,21 +55,8 @@ where
             "| rule | name | severity | count | example trace / span | tool | message |"
         )?;
         writeln!(out, "|---|---|---|---:|---|---|---|")?;
-        // The first finding of the rule being counted, and its count so far.
-        let mut group: Option<(Finding, u64)> = None;
-        for f in findings {
-            let f = f.map_err(io::Error::other)?;
-            match &mut group {
-                Some((first, n)) if first.rule == f.rule => *n += 1,
-                _ => {
-                    if let Some((first, n)) = group.replace((f, 1)) {
-                        row(out, &first, n)?;
-                    }
-                }
-            }
-        }
-        if let Some((first, n)) = group {
-            row(out, &first, n)?;
+        for (first, n) in &groups {
+            row(out, first, *n)?;
         }
         writeln!(out)?;
     }

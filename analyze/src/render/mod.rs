@@ -25,7 +25,10 @@ mod verify;
 
 pub use check_table::{render_table, RuleTally};
 pub use diff::render_diff;
-pub use json::{render_json, render_json_incremental, render_json_with, write_json_streamed};
+pub use json::{
+    render_json, render_json_incremental, render_json_with, write_json_incremental_streamed,
+    write_json_streamed,
+};
 pub use json_lines::{render_batch_line, render_finding_line};
 pub use markdown::{render_markdown, write_markdown_streamed};
 pub use query::{render_batches, RenderError};
@@ -196,15 +199,14 @@ pub fn render_check(
     }
 }
 
-/// [`render_check`]'s bytes written to `out` (give it a buffered writer), the findings (`total`
-/// of them, in report order) read once as they are written (JSON, SARIF, Markdown) or tallied
-/// (the table: one row per rule, [`RuleTally`]), so no format holds every finding. An error
-/// reading a finding (a spilled run) is an I/O error.
+/// [`render_check`]'s bytes written to `out` (give it a buffered writer), the findings (in
+/// report order) read once as they are written (JSON, SARIF) or tallied (the table: one row per
+/// rule, [`RuleTally`]; Markdown: a rule's first finding and count), so no format holds every
+/// finding. An error reading a finding (a spilled run) is an I/O error.
 #[allow(clippy::too_many_arguments)]
-pub fn write_check_streamed<I>(
+pub fn write_check_streamed<I, E>(
     out: &mut impl std::io::Write,
     findings: &mut I,
-    total: u64,
     coverage: &[Coverage],
     scanned: Option<&Scanned>,
     format: Format,
@@ -213,13 +215,14 @@ pub fn write_check_streamed<I>(
     artifact: SarifArtifact,
 ) -> std::io::Result<()>
 where
-    I: Iterator<Item = Result<Finding, crate::rules::spill::SpillError>>,
+    I: Iterator<Item = Result<Finding, E>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>> + std::fmt::Display,
 {
     match format {
         Format::Json => write_json_streamed(out, findings, coverage, scanned)?,
         Format::Sarif => write_sarif_streamed(out, findings, coverage, scanned, artifact)?,
         Format::Markdown => {
-            write_markdown_streamed(out, findings, total, coverage)?;
+            write_markdown_streamed(out, findings, coverage)?;
             if let Some(s) = scanned {
                 write!(out, "\n{}.\n", capitalize(&s.summary()))?;
             }

@@ -17,7 +17,6 @@ use serde_sarif::sarif::{
     ResultLevel, Run, Sarif, Tool, ToolComponent,
 };
 
-use crate::rules::spill::SpillError;
 use crate::rules::{Coverage, Finding, Report, Rule, Severity, RULES};
 use crate::store::Scanned;
 
@@ -134,7 +133,7 @@ fn sarif_log(results: Vec<Result>, coverage: &[Coverage], scanned: Option<&Scann
 /// from `findings` as they come (once): the log around them is rendered first with no result,
 /// and the results array is written where it goes, at its indentation. An error reading a
 /// finding (a spilled run) is an I/O error.
-pub fn write_sarif_streamed<I>(
+pub fn write_sarif_streamed<I, E>(
     out: &mut impl std::io::Write,
     findings: &mut I,
     coverage: &[Coverage],
@@ -142,7 +141,8 @@ pub fn write_sarif_streamed<I>(
     artifact: SarifArtifact,
 ) -> std::io::Result<()>
 where
-    I: Iterator<Item = std::result::Result<Finding, SpillError>>,
+    I: Iterator<Item = std::result::Result<Finding, E>>,
+    E: std::fmt::Display,
 {
     let frame = sarif_log(Vec::new(), coverage, scanned);
     // `runs[0].results`: three levels in (the log, `runs`, the run), its key six spaces in.
@@ -176,9 +176,10 @@ struct StreamedResults<'a, I> {
     location: &'a PhysicalLocation,
 }
 
-impl<I> serde::Serialize for StreamedResults<'_, I>
+impl<I, E> serde::Serialize for StreamedResults<'_, I>
 where
-    I: Iterator<Item = std::result::Result<Finding, SpillError>>,
+    I: Iterator<Item = std::result::Result<Finding, E>>,
+    E: std::fmt::Display,
 {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::{Error as _, SerializeSeq as _};
