@@ -136,7 +136,7 @@ pub fn process_signal_body(
                 .map_err(bad)?;
                 let plain_len = plain.len();
                 drop(plain);
-                let stored = Stored::Received {
+                let stored = Stored {
                     body,
                     encoding,
                     format,
@@ -199,13 +199,11 @@ struct Validated<'a> {
 
 /// The bytes a request record stores: an OTLP/HTTP body as received (still compressed if it
 /// came so), or an OTLP/gRPC message as tonic hands it over.
-enum Stored<'a> {
-    Received {
-        body: &'a [u8],
-        encoding: Encoding,
-        format: Format,
-        plain_len: usize,
-    },
+struct Stored<'a> {
+    body: &'a [u8],
+    encoding: Encoding,
+    format: Format,
+    plain_len: usize,
 }
 
 /// A decoded trace request, ready to submit: validated (converted after the answer), or
@@ -305,7 +303,7 @@ fn submit_validated(ctx: &Context, validated: Validated<'_>) -> Result<Accepted,
         stored,
     } = validated;
     if validation.accepted > 0 {
-        let Stored::Received {
+        let Stored {
             body,
             encoding,
             format,

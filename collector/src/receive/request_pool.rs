@@ -59,7 +59,8 @@ impl PooledRequest {
     }
 
     /// Requests in the pool now.
-    pub fn pooled() -> usize {
+    #[cfg(test)]
+    fn pooled() -> usize {
         POOL.lock().map_or(0, |pool| pool.len())
     }
 }
