@@ -148,7 +148,7 @@ def wait_http(url, timeout=30):
 
 def start_tripline(args, data_dir, log_path, extra=()):
     argv = [args.tripline, "collect", "--data-dir", data_dir, "--http", "127.0.0.1:0",
-            "--grpc", "127.0.0.1:0", *extra]
+            "--grpc", "127.0.0.1:0", *args.tripline_args.split(), *extra]
     s = Server("tripline", argv, log_path)
     if not s.listening.wait(60):
         s.stop(10)
@@ -168,6 +168,45 @@ def start_otlp2parquet(args, data_dir, log_path):
                cwd=os.path.dirname(data_dir))
     wait_http(f"http://127.0.0.1:{port}/health")
     return s, f"http://127.0.0.1:{port}"
+
+
+ACK_STAGE_RE = re.compile(
+    r'^tripline_ack_stage_seconds_(bucket|sum|count)\{stage="([a-z_]+)"(?:,le="([^"]+)")?\} (\S+)$')
+
+
+def ack_stages(http_base):
+    """tripline's own histogram of where each acknowledgement's time went (`/metrics`,
+    `tripline_ack_stage_seconds`): per stage the count, the mean and the bucket bounds that hold
+    the median and the 99th percentile, in ms. None if the endpoint did not answer."""
+    try:
+        with urllib.request.urlopen(f"{http_base}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    stages = {}
+    for line in text.splitlines():
+        m = ACK_STAGE_RE.match(line)
+        if not m:
+            continue
+        kind, stage, le, value = m.groups()
+        st = stages.setdefault(stage, {"buckets": []})
+        if kind == "bucket":
+            st["buckets"].append((float("inf") if le == "+Inf" else float(le), float(value)))
+        else:
+            st[kind] = float(value)
+    out = {}
+    for stage, st in stages.items():
+        n = st.get("count", 0)
+        def bound(q):
+            rank = max(1, -(-q * n // 1))
+            for le, cum in st["buckets"]:
+                if cum >= rank:
+                    return le * 1000
+            return None
+        out[stage] = {"count": n, "mean_ms": st.get("sum", 0) * 1000 / n if n else None,
+                      "p50_bound_ms": bound(0.5) if n else None,
+                      "p99_bound_ms": bound(0.99) if n else None}
+    return out
 
 
 def run_load(args, endpoint, protocol, secs, concurrency, batch, rate=None, seed=1,
@@ -237,6 +276,7 @@ def peak_run(args, name, protocol="http"):
     report = run_load(args, endpoint, protocol, args.secs, args.concurrency, args.batch)
     cpu_after_load = proc_cpu_secs(server.proc.pid)
     mem_after_load = proc_mem_kib(server.proc.pid)
+    stages = ack_stages(http) if name == "tripline" else None
     sampler.stop()
     t_stop = time.monotonic()
     totals = server.stop()
@@ -262,6 +302,7 @@ def peak_run(args, name, protocol="http"):
         "bytes_per_span": pq_bytes / counts["rows"] if counts["rows"] else None,
         "duckdb": counts,
         "all_acked_readable": counts["rows"] == acked and counts["distinct_span_ids"] == acked,
+        "ack_stages": stages,
     }
 
 
@@ -280,10 +321,11 @@ def latency_run(args, name, peak_rate):
     rate = args.latency_rate or 0.8 * peak_rate
     report = run_load(args, endpoint, "http", args.secs, args.concurrency, args.batch, rate=rate,
                       seed=2)
+    stages = ack_stages(endpoint) if name == "tripline" else None
     totals = server.stop()
     return {"receiver": name, "offered_spans_per_sec": rate, "load": report,
             "p50_ms": report["latency"]["p50_ms"], "p99_ms": report["latency"]["p99_ms"],
-            "exit_code": totals["exit_code"]}
+            "exit_code": totals["exit_code"], "ack_stages": stages}
 
 
 def overload_run(args):
@@ -331,6 +373,9 @@ def main():
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--overload-concurrency", type=int, default=128)
     ap.add_argument("--overload-batch", type=int, default=2048)
+    ap.add_argument("--tripline-args", default="",
+                    help="extra `tripline collect` arguments, space-separated "
+                         "(e.g. \"--writer-nice 10\")")
     ap.add_argument("--latency-rate", type=float,
                     help="offered spans/s of the latency steps (default: 80%% of the peak step)")
     ap.add_argument("--steps", default="all",
@@ -340,7 +385,8 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
-    res = {"secs": args.secs, "batch": args.batch, "concurrency": args.concurrency}
+    res = {"secs": args.secs, "batch": args.batch, "concurrency": args.concurrency,
+           "tripline_args": args.tripline_args}
     steps = [
         ("tripline_http", lambda: peak_run(args, "tripline", "http")),
         ("otlp2parquet_http", lambda: peak_run(args, "otlp2parquet", "http")),

@@ -15,12 +15,13 @@
 //! Around them: [`server`] runs both receivers over one pipeline (`tripline collect`), [`ingest`]
 //! imports recorded exports through the same pipeline or a running collector (`tripline
 //! ingest`), [`cli`] maps both to exit codes, [`config`] holds every setting and its default,
-//! [`telemetry`] counts, [`signals`] waits for the signal to stop, [`process`] logs and words errors for both
+//! [`telemetry`] counts ([`ack_latency`]: where an acknowledgement's time goes), [`signals`] waits for the signal to stop, [`process`] logs and words errors for both
 //! binaries (`tripline`, and `tripline-collector`: the collector alone).
 //!
 //! A request is acknowledged once its batch is in the WAL; Parquet is written off the request
 //! path.
 
+pub mod ack_latency;
 pub mod allocator;
 pub mod cli;
 pub mod config;

@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
+use crate::ack_latency::AckLatency;
+
 /// Longest client-supplied text echoed in an answer or a log line, in bytes.
 pub const MAX_ECHO_BYTES: usize = 300;
 
@@ -129,6 +131,8 @@ pub struct Stats {
     pub commit_micros: AtomicU64,
     /// Wall-clock time of the last successful commit, milliseconds since the Unix epoch (0: none).
     pub last_commit_unix_ms: AtomicU64,
+    /// Time per step of the acknowledgement path.
+    pub ack: AckLatency,
 }
 
 impl Stats {
@@ -298,6 +302,7 @@ impl Stats {
         for (name, help, value) in gauges {
             metric(name, "gauge", help, *value);
         }
+        self.ack.prometheus_text(&mut out);
         let _ = writeln!(out, "# HELP tripline_requests_total Requests answered, by protocol and HTTP(-equivalent) status.");
         let _ = writeln!(out, "# TYPE tripline_requests_total counter");
         if let Ok(m) = self.requests.lock() {
@@ -335,6 +340,7 @@ impl Stats {
             flush_lag_ms = get(&self.flush_lag_ms),
             write_errors = get(&self.write_errors),
             requests = %requests,
+            ack_p99 = %self.ack.p99_summary(),
             "collector stats"
         );
     }

@@ -17,13 +17,25 @@ fn parse_prometheus(text: &str) -> BTreeMap<String, f64> {
         if let Some(rest) = line.strip_prefix("# TYPE ") {
             let mut it = rest.split_whitespace();
             let name = it.next().unwrap().to_string();
-            assert!(matches!(it.next(), Some("counter" | "gauge")), "{line}");
+            assert!(
+                matches!(it.next(), Some("counter" | "gauge" | "histogram")),
+                "{line}"
+            );
             typed.insert(name);
         } else if let Some(rest) = line.strip_prefix("# HELP ") {
             helped.insert(rest.split_whitespace().next().unwrap().to_string());
         } else if !line.is_empty() {
             let (key, value) = line.rsplit_once(' ').expect("sample line");
-            let name = key.split('{').next().unwrap();
+            let sample = key.split('{').next().unwrap();
+            // A histogram's samples carry its name with a suffix.
+            let name = ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|suffix| {
+                    sample
+                        .strip_suffix(suffix)
+                        .filter(|base| typed.contains(*base))
+                })
+                .unwrap_or(sample);
             assert!(name.starts_with("tripline_"), "{line}");
             assert!(
                 typed.contains(name) && helped.contains(name),
@@ -113,6 +125,32 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
     }
     assert_eq!(after["tripline_storage_degraded"], 0.0);
     assert_eq!(after["tripline_last_commit_timestamp_seconds"], 0.0);
+    // Where the two requests' time went: both were picked up, given a slot and decoded (the
+    // second failed to decode); only the first reached the WAL.
+    let stage_count =
+        |stage: &str| after[&format!(r#"tripline_ack_stage_seconds_count{{stage="{stage}"}}"#)];
+    for (stage, n) in [
+        ("blocking_wait", 2.0),
+        ("slot_wait", 2.0),
+        ("decode", 2.0),
+        ("wal_append", 1.0),
+        ("wal_fsync", 1.0),
+        ("total", 2.0),
+    ] {
+        assert_eq!(stage_count(stage), n, "{stage}");
+        let inf =
+            after[&format!(r#"tripline_ack_stage_seconds_bucket{{stage="{stage}",le="+Inf"}}"#)];
+        assert_eq!(inf, n, "{stage}: +Inf bucket = count");
+        assert!(
+            after[&format!(r#"tripline_ack_stage_seconds_sum{{stage="{stage}"}}"#)] >= 0.0,
+            "{stage}"
+        );
+    }
+    assert!(
+        after[r#"tripline_ack_stage_seconds_sum{stage="total"}"#]
+            >= after[r#"tripline_ack_stage_seconds_sum{stage="decode"}"#],
+        "the total holds the decode"
+    );
 
     // A commit moves the storage metrics: files, latency, last commit time, no file left open.
     server.pipeline().flush().unwrap();

@@ -14,7 +14,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt as _;
 use tower::ServiceExt as _;
@@ -29,6 +29,7 @@ use tonic::codec::CompressionEncoding;
 use tonic::{Code, Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
+use crate::ack_latency::AckStage;
 use crate::receive::auth::authorized;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody, SharedPermit};
 use crate::receive::grpc_traces::TraceExportService;
@@ -221,10 +222,14 @@ impl GrpcReceiver {
             Ok(permit) => {
                 let message = request.into_inner();
                 let ctx = self.ctx.clone();
+                let received = Instant::now();
                 let task = tokio::spawn(async move {
                     tokio::task::spawn_blocking(move || {
+                        let ack = &ctx.stats.ack;
+                        ack.record(AckStage::BlockingWait, received.elapsed());
                         let outcome = work(&ctx, message);
                         drop(permit);
+                        ack.record(AckStage::Total, received.elapsed());
                         outcome
                     })
                     .await

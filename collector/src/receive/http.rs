@@ -12,7 +12,7 @@
 //! finishes its WAL append, and nobody's data is cancelled halfway.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::State;
@@ -22,6 +22,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use http_body_util::BodyExt;
 
+use crate::ack_latency::AckStage;
 use crate::receive::auth::authorized;
 use crate::receive::decompress::Encoding;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody};
@@ -259,12 +260,16 @@ async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: S
         }
     };
     let ctx = state.ctx.clone();
+    let received = Instant::now();
     // Detached: runs to completion even if this handler future is dropped (client gone). The
     // permit is held until the request is answered.
     let task = tokio::spawn(async move {
         tokio::task::spawn_blocking(move || {
+            let ack = &ctx.stats.ack;
+            ack.record(AckStage::BlockingWait, received.elapsed());
             let outcome = process_signal_body(&ctx, signal, &bytes, encoding, format);
             drop(permit);
+            ack.record(AckStage::Total, received.elapsed());
             outcome
         })
         .await

@@ -7,6 +7,7 @@
 //! steps run, not while the WAL fsync is awaited, so group commit still batches many requests.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use schemas::convert::{
@@ -14,6 +15,7 @@ use schemas::convert::{
     IngestContext, Validation,
 };
 
+use crate::ack_latency::AckStage;
 use crate::receive::decompress::{decompress_capped, BodyError, Encoding};
 use crate::receive::early_admission::{BodyPermit, EarlyAdmission};
 use crate::receive::otlp_wire::Format;
@@ -242,12 +244,17 @@ fn process<'a>(
     decode_and_convert: impl FnOnce() -> Result<Prepared<'a>, Refusal>,
 ) -> Result<Accepted, Refusal> {
     let prepared = {
+        let asked = Instant::now();
         let _slot = ctx.admission.processing_slot();
+        let slotted = Instant::now();
+        ctx.stats.ack.record(AckStage::SlotWait, slotted - asked);
         if ctx.pipeline.is_full() {
             return Err(queue_full(ctx));
         }
         Stats::add(&ctx.stats.requests_decoded, 1);
-        decode_and_convert()?
+        let prepared = decode_and_convert();
+        ctx.stats.ack.record(AckStage::Decode, slotted.elapsed());
+        prepared?
     };
     match prepared {
         Prepared::Converted(converted) => submit(ctx, signal, converted),

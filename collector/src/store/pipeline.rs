@@ -20,6 +20,7 @@ use std::time::Instant;
 use arrow::record_batch::RecordBatch;
 use schemas::convert::Converted;
 
+use crate::ack_latency::AckStage;
 use crate::config::{FsyncPolicy, PipelineConfig};
 use crate::store::batcher::{rows_or_quarantine, Batcher, Control, Msg, Queued, Rows, Unwritten};
 use crate::store::committed_records::{drop_covered_rows, CommittedRecords};
@@ -388,6 +389,7 @@ impl Pipeline {
         rows: Rows,
         appended: impl FnOnce(),
     ) -> Result<(), SubmitError> {
+        let started = Instant::now();
         let reservation = if wait {
             self.queue.reserve_blocking(reserve_bytes)
         } else {
@@ -421,7 +423,14 @@ impl Pipeline {
         self.stats
             .wal_bytes_on_disk
             .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
+        let appended_at = Instant::now();
+        self.stats
+            .ack
+            .record(AckStage::WalAppend, appended_at - started);
         self.wal.commit(seq).map_err(|e| self.wal_failed(e))?;
+        self.stats
+            .ack
+            .record(AckStage::WalFsync, appended_at.elapsed());
         if let Ok(mut failure) = self.wal_failure.lock() {
             failure.take();
         }
