@@ -257,10 +257,10 @@ fn since_last_over_two_ingests_reports_the_full_check_once() {
 }
 
 #[test]
-fn since_last_in_small_windows_with_spilled_findings_repeats_nothing_and_loses_nothing() {
-    // Three ingests, three `--since last` runs, each cut into windows of a few spans and
+fn since_last_in_small_windows_with_spilled_findings_and_ids_repeats_nothing_and_loses_nothing() {
+    // Three ingests, three `--since last` runs, each cut into windows of a few spans,
     // spilling its findings to disk past one held finding (the first run streams the whole store
-    // this way): together they report exactly what one full `check` (default windows, nothing
+    // this way) and the new spans' ids past four held ids: together they report exactly what one full `check` (default windows, nothing
     // spilled) reports over the final store, each finding once.
     let dir = tempfile::tempdir().expect("temp dir");
     let (data, state) = (dir.path().join("data"), dir.path().join("state.json"));
@@ -287,6 +287,7 @@ fn since_last_in_small_windows_with_spilled_findings_repeats_nothing_and_loses_n
             .current_dir(repo())
             .env("TRIPLINE_LOG", "warn")
             .env("TRIPLINE_SPILL_FINDINGS", "1")
+            .env("TRIPLINE_SPILL_IDS", "4")
             .env("TRIPLINE_WINDOW_TRACE", "1")
             .arg("--data-dir")
             .arg(&data)
@@ -326,6 +327,20 @@ fn since_last_in_small_windows_with_spilled_findings_repeats_nothing_and_loses_n
         "{}",
         runs[0].1
     );
+    // The later runs held at most 4 of the new spans' ids (and trace ids) in memory: the rest
+    // were looked up in sorted files.
+    for (_, stderr) in &runs[1..] {
+        let line = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("new ids: "))
+            .unwrap_or_else(|| panic!("no `new ids:` line: {stderr}"));
+        let spilled: Vec<usize> = line
+            .split(" + ")
+            .map(|n| n.split(' ').next().unwrap().parse().expect(line))
+            .collect();
+        assert!(spilled[0] > 0 && spilled[1] > 0, "{line}");
+        assert!(line.ends_with("(at most 4 held)"), "{line}");
+    }
     // No spill directory is left behind.
     assert_eq!(std::fs::read_dir(&spill).expect("spill").count(), 0);
 
@@ -356,6 +371,17 @@ fn since_last_in_small_windows_with_spilled_findings_repeats_nothing_and_loses_n
         "keys of the three runs != one full check"
     );
     assert_eq!(union, findings(&full), "the three runs != one full check");
+    // With the ids in sorted files, findings in the look-back that touch no new span are still
+    // told apart (and left to the runs that reported them).
+    assert!(
+        runs[1..]
+            .iter()
+            .any(|(v, _)| v["incremental"]["outside_new_data"].as_u64() > Some(0)),
+        "{:?}",
+        runs.iter()
+            .map(|(v, _)| &v["incremental"])
+            .collect::<Vec<_>>()
+    );
     // Run 3 judged the first run's findings again (their traces got a span) and left them out.
     let third = &runs[2].0["incremental"];
     assert!(

@@ -164,8 +164,9 @@ pub struct CheckArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub window_spans: u64,
     /// Where findings wait on disk once more than 100,000 are held (sorted runs in a temporary
-    /// directory, removed on exit; TRIPLINE_SPILL_FINDINGS sets the number). Default: the system
-    /// temp dir (TMPDIR).
+    /// directory, removed on exit; TRIPLINE_SPILL_FINDINGS sets the number), and, with `--since
+    /// last`, the new spans' ids past 2,000,000 (TRIPLINE_SPILL_IDS). Default: the system temp
+    /// dir (TMPDIR).
     #[arg(long, value_name = "DIR")]
     pub spill_dir: Option<PathBuf>,
     #[command(flatten)]

@@ -26,6 +26,7 @@
 //! object storage (`s3://bucket/prefix`) is listed with a LIST, its new objects read with ranged
 //! GETs, and its fresh objects always settle (their writers' locks are on other machines).
 
+mod id_set;
 mod new_findings;
 mod new_parts;
 pub mod reported;
@@ -36,7 +37,8 @@ pub use new_parts::{NewData, NewPartError};
 pub use reported::{KeyUpdate, ReportedKeys};
 pub use state::{default_state_path, finding_key, CheckState, Scope, StateError, STATE_VERSION};
 
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -296,13 +298,26 @@ pub async fn check_increment(
                 source,
                 new.iter().filter_map(|(_, f)| f.object.as_ref()),
                 ids,
+                options.spill.dir.as_deref(),
             )
             .await?
         }
-        None => NewData::read(new.iter().map(|(_, f)| f.path.as_path()), ids)?,
+        None => NewData::read(
+            new.iter().map(|(_, f)| f.path.as_path()),
+            ids,
+            options.spill.dir.as_deref(),
+        )?,
     };
     summary.new_files = new.len();
     summary.new_spans = fresh.rows;
+    if ids && std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
+        eprintln!(
+            "new ids: {} + {} sorted runs spilled (at most {} held)",
+            fresh.traces.spilled_runs(),
+            fresh.spans.spilled_runs(),
+            fresh.spans.max_held()
+        );
+    }
     let mut window = filter.clone();
     if !first_run {
         if let Some(lo) = fresh.min_start_ns {
@@ -315,6 +330,7 @@ pub async fn check_increment(
     // Window by window, as `check` (a first run over the whole store, a later one over the new
     // data and its look-back); each window's core notes the conversations of the new spans.
     let mut conversations = HashSet::new();
+    let mut lookup_failed = None;
     let (streamed, scanned, _) = check_windows_with(
         data_dir,
         &window,
@@ -324,19 +340,36 @@ pub async fn check_increment(
         &options.window,
         options.spill.clone(),
         |model, core, _| {
-            if first_run {
+            if first_run || lookup_failed.is_some() {
                 return;
             }
+            // One lookup per trace of the window: a spilled id set reads a block per lookup.
+            let mut is_new = HashMap::new();
             for (s, c) in model.spans.iter().zip(&model.conversation) {
-                if let Some(c) = c {
-                    if core.contains(&s.trace_id) && fresh.traces.contains(&s.trace_id) {
-                        conversations.insert(c.clone());
-                    }
+                let Some(c) = c else { continue };
+                if !core.contains(&s.trace_id) {
+                    continue;
+                }
+                let new = match is_new.entry(s.trace_id) {
+                    Entry::Occupied(e) => *e.get(),
+                    Entry::Vacant(e) => match fresh.has_trace(&s.trace_id) {
+                        Ok(new) => *e.insert(new),
+                        Err(err) => {
+                            lookup_failed = Some(err);
+                            return;
+                        }
+                    },
+                };
+                if new {
+                    conversations.insert(c.clone());
                 }
             }
         },
     )
     .await?;
+    if let Some(e) = lookup_failed {
+        return Err(NewPartError::Ids(e).into());
+    }
     state
         .checked_files
         .extend(new.into_iter().map(|(rel, _)| rel));

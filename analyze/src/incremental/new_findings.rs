@@ -12,6 +12,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::id_set::IdSetError;
 use super::reported::{KeyMerge, KeyUpdate, ReportedKeys};
 use super::state::{CheckState, StateError};
 use super::{NewData, Summary};
@@ -25,6 +26,9 @@ pub enum FindingsError {
     Spill(#[from] SpillError),
     #[error(transparent)]
     Keys(#[from] StateError),
+    /// A new span's id could not be looked up in its spilled set.
+    #[error(transparent)]
+    Ids(#[from] IdSetError),
     /// An earlier error stopped the findings: the run records nothing.
     #[error("the findings of this run could not all be read; nothing was recorded, the next run checks the same part files again")]
     Incomplete,
@@ -42,14 +46,23 @@ pub(super) struct Touch {
 }
 
 impl Touch {
-    fn touches(&self, f: &Finding) -> bool {
-        self.all
-            || self.fresh.traces.contains(&f.trace_id)
-            || self.fresh.spans.contains(&f.span_id)
-            || f.related.iter().any(|s| self.fresh.spans.contains(s))
+    fn touches(&self, f: &Finding) -> Result<bool, IdSetError> {
+        if self.all
             || f.conversation_id
                 .as_deref()
                 .is_some_and(|c| self.conversations.contains(c))
+        {
+            return Ok(true);
+        }
+        if self.fresh.has_trace(&f.trace_id)? || self.fresh.has_span(&f.span_id)? {
+            return Ok(true);
+        }
+        for s in &f.related {
+            if self.fresh.has_span(s)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -154,9 +167,16 @@ impl Iterator for NewFindings<'_> {
                     return Some(Err(e.into()));
                 }
             };
-            if !c.touch.touches(&f) {
-                self.summary.outside_new_data += 1;
-                continue;
+            match c.touch.touches(&f) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.summary.outside_new_data += 1;
+                    continue;
+                }
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e.into()));
+                }
             }
             match self.merge.insert(&f) {
                 Ok(true) => {

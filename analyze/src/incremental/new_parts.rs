@@ -2,9 +2,9 @@
 //! time, read from four small columns of those files only (not from the whole store). The
 //! incremental check widens its scan from that start time and reports only findings on what
 //! these files touch. Local files are read in place; objects of a store on object storage with
-//! ranged GETs of those four column chunks ([`NewData::read_remote`]).
+//! ranged GETs of those four column chunks ([`NewData::read_remote`]). The ids are held in
+//! bounded memory ([`super::id_set`]): past a bound they are looked up in a sorted file.
 
-use std::collections::HashSet;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,14 +26,15 @@ use futures::future::BoxFuture;
 use futures::{FutureExt as _, TryStreamExt as _};
 use schemas::schema::col;
 
+use super::id_set::{self, IdSet, IdSetError};
 use crate::model::{SpanId, TraceId};
 use crate::store::object_listing::RemoteSource;
 
 /// The traces, spans and time range of a set of part files.
 #[derive(Debug, Default)]
 pub struct NewData {
-    pub traces: HashSet<TraceId>,
-    pub spans: HashSet<SpanId>,
+    pub traces: IdSet<16>,
+    pub spans: IdSet<8>,
     /// Earliest span start, ns since the epoch.
     pub min_start_ns: Option<i64>,
     /// Latest span end (or start, when later), ns since the epoch.
@@ -44,12 +45,14 @@ pub struct NewData {
     ids: bool,
 }
 
-/// A new part file could not be read (it was readable a moment before, in the snapshot).
+/// A new part file could not be read (it was readable a moment before, in the snapshot), or
+/// its ids could not be spilled.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot read the new part file {path}: {error}")]
-pub struct NewPartError {
-    pub path: PathBuf,
-    pub error: String,
+pub enum NewPartError {
+    #[error("cannot read the new part file {path}: {error}")]
+    Read { path: PathBuf, error: String },
+    #[error(transparent)]
+    Ids(#[from] IdSetError),
 }
 
 /// The four columns an increment reads of a new file.
@@ -61,23 +64,49 @@ const COLUMNS: [&str; 4] = [
 ];
 
 impl NewData {
+    /// Nothing read yet; ids are kept when `ids`, spilling into a temporary directory under
+    /// `spill_dir` (`None`: the system temp dir) past [`IdSet`]'s bound (`TRIPLINE_SPILL_IDS`).
+    fn empty(ids: bool, spill_dir: Option<&Path>) -> Self {
+        let max_held = id_set::max_held_from_env();
+        Self {
+            traces: IdSet::new(max_held, spill_dir),
+            spans: IdSet::new(max_held, spill_dir),
+            min_start_ns: None,
+            max_end_ns: None,
+            rows: 0,
+            ids,
+        }
+    }
+
     /// Reads `trace_id`, `span_id` and the two times of each file; keeps the ids only when
     /// `ids`.
     pub fn read<'a>(
         paths: impl IntoIterator<Item = &'a Path>,
         ids: bool,
+        spill_dir: Option<&Path>,
     ) -> Result<Self, NewPartError> {
-        let mut out = Self {
-            ids,
-            ..Self::default()
-        };
+        let mut out = Self::empty(ids, spill_dir);
         for path in paths {
-            out.add_file(path).map_err(|error| NewPartError {
-                path: path.to_path_buf(),
-                error,
-            })?;
+            out.add_file(path).map_err(|e| e.in_file(path))?;
         }
+        out.finish()?;
         Ok(out)
+    }
+
+    /// Ends reading: the id sets are sorted (or merged on disk) for lookups.
+    fn finish(&mut self) -> Result<(), IdSetError> {
+        self.traces.finish()?;
+        self.spans.finish()
+    }
+
+    /// Whether `trace` is one of the new spans' traces.
+    pub fn has_trace(&self, trace: &TraceId) -> Result<bool, IdSetError> {
+        self.traces.contains(&trace.0)
+    }
+
+    /// Whether `span` is one of the new spans.
+    pub fn has_span(&self, span: &SpanId) -> Result<bool, IdSetError> {
+        self.spans.contains(&span.0)
     }
 
     /// The same for objects of a store on object storage (as the snapshot listed them), one
@@ -86,13 +115,11 @@ impl NewData {
         source: &RemoteSource,
         objects: impl IntoIterator<Item = &'a ObjectMeta>,
         ids: bool,
+        spill_dir: Option<&Path>,
     ) -> Result<Self, NewPartError> {
-        let mut out = Self {
-            ids,
-            ..Self::default()
-        };
+        let mut out = Self::empty(ids, spill_dir);
         for object in objects {
-            let error = |error: String| NewPartError {
+            let error = |error: String| NewPartError::Read {
                 path: PathBuf::from(source.location.object_url(&object.location)),
                 error,
             };
@@ -113,27 +140,31 @@ impl NewData {
                 .build()
                 .map_err(|e| error(e.to_string()))?;
             while let Some(batch) = stream.try_next().await.map_err(|e| error(e.to_string()))? {
-                out.add_batch(&batch).map_err(error)?;
+                out.add_batch(&batch).map_err(|e| match e {
+                    AddError::Read(e) => error(e),
+                    AddError::Ids(e) => NewPartError::Ids(e),
+                })?;
             }
         }
+        out.finish()?;
         Ok(out)
     }
 
-    fn add_file(&mut self, path: &Path) -> Result<(), String> {
-        let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| e.to_string())?;
+    fn add_file(&mut self, path: &Path) -> Result<(), AddError> {
+        let file = std::fs::File::open(path).map_err(AddError::read)?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(AddError::read)?;
         let mask = ProjectionMask::columns(builder.parquet_schema(), COLUMNS);
         let reader = builder
             .with_projection(mask)
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(AddError::read)?;
         for batch in reader {
-            self.add_batch(&batch.map_err(|e| e.to_string())?)?;
+            self.add_batch(&batch.map_err(AddError::read)?)?;
         }
         Ok(())
     }
 
-    fn add_batch(&mut self, batch: &RecordBatch) -> Result<(), String> {
+    fn add_batch(&mut self, batch: &RecordBatch) -> Result<(), AddError> {
         let column = |name: &str| {
             batch
                 .column_by_name(name)
@@ -154,10 +185,10 @@ impl NewData {
         for i in 0..batch.num_rows() {
             if self.ids {
                 if let Some(t) = TraceId::from_slice(traces.value(i)) {
-                    self.traces.insert(t);
+                    self.traces.insert(t.0)?;
                 }
                 if let Some(s) = SpanId::from_slice(spans.value(i)) {
-                    self.spans.insert(s);
+                    self.spans.insert(s.0)?;
                 }
             }
             if starts.is_valid(i) {
@@ -173,6 +204,46 @@ impl NewData {
         }
         self.rows += batch.num_rows() as u64;
         Ok(())
+    }
+}
+
+/// Adding a file's rows failed: reading it, or spilling its ids.
+enum AddError {
+    Read(String),
+    Ids(IdSetError),
+}
+
+impl AddError {
+    fn read(e: impl std::fmt::Display) -> Self {
+        AddError::Read(e.to_string())
+    }
+
+    fn in_file(self, path: &Path) -> NewPartError {
+        match self {
+            AddError::Read(error) => NewPartError::Read {
+                path: path.to_path_buf(),
+                error,
+            },
+            AddError::Ids(e) => NewPartError::Ids(e),
+        }
+    }
+}
+
+impl From<IdSetError> for AddError {
+    fn from(e: IdSetError) -> Self {
+        AddError::Ids(e)
+    }
+}
+
+impl From<&str> for AddError {
+    fn from(e: &str) -> Self {
+        AddError::Read(e.to_string())
+    }
+}
+
+impl From<String> for AddError {
+    fn from(e: String) -> Self {
+        AddError::Read(e)
     }
 }
 
