@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use schemas::convert::{
-    convert_request_bounded, converted_size_estimate, validate_request, ConvertError, Converted,
-    IngestContext, Validation,
+    convert_request_bounded, converted_size_estimate, converted_size_estimate_encoded,
+    validate_request, ConvertError, Converted, IngestContext, Validation,
 };
 
 use crate::ack_latency::AckStage;
@@ -219,7 +219,12 @@ fn prepare_traces<'a>(
     if ctx.redact_content {
         return convert(ctx, request).map(Prepared::Converted);
     }
-    let estimated_bytes = converted_size_estimate(&request);
+    // A protobuf body's length bounds its spans' encodings: no second walk over them. A JSON
+    // body's does not (its text is several times the encoding): those are walked.
+    let estimated_bytes = match stored.format {
+        Format::Protobuf => converted_size_estimate_encoded(&request, stored.plain_len as u64),
+        Format::Json => converted_size_estimate(&request),
+    };
     if estimated_bytes > ctx.max_converted_bytes {
         return Err(too_large(ConvertError::TooLarge {
             estimated: estimated_bytes,

@@ -112,17 +112,21 @@ pub fn convert_request(req: &ExportTraceServiceRequest, ctx: &IngestContext) -> 
 /// Converts a request whose [estimated converted size](converted_size_estimate) is at most
 /// `max_converted_bytes`; refuses it whole otherwise, before any row is built. A builder failure
 /// (or, as a last line of defence, a panic inside the builders) is an error too, never a panic.
+/// With `u64::MAX` (a request admitted earlier, converted after its answer) nothing is
+/// estimated.
 pub fn convert_request_bounded(
     req: &ExportTraceServiceRequest,
     ctx: &IngestContext,
     max_converted_bytes: u64,
 ) -> Result<Converted, ConvertError> {
-    let estimated = converted_size_estimate(req);
-    if estimated > max_converted_bytes {
-        return Err(ConvertError::TooLarge {
-            estimated,
-            limit: max_converted_bytes,
-        });
+    if max_converted_bytes != u64::MAX {
+        let estimated = converted_size_estimate(req);
+        if estimated > max_converted_bytes {
+            return Err(ConvertError::TooLarge {
+                estimated,
+                limit: max_converted_bytes,
+            });
+        }
     }
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| convert_unbounded(req, ctx))).map_err(
         |panic| {
@@ -203,6 +207,28 @@ fn capacity(req: &ExportTraceServiceRequest) -> Capacity {
 /// group are stored again in every span's row, and a span's own values can be stored twice
 /// (typed column and attribute map). Cost: one pass over the request's encoded lengths.
 pub fn converted_size_estimate(req: &ExportTraceServiceRequest) -> u64 {
+    let own: u64 = req
+        .resource_spans
+        .iter()
+        .flat_map(|rs| &rs.scope_spans)
+        .flat_map(|ss| &ss.spans)
+        .map(|s| s.encoded_len() as u64)
+        .sum();
+    per_row_estimate(req).saturating_add(own.saturating_mul(2))
+}
+
+/// [`converted_size_estimate`] of a request decoded from a protobuf body of `encoded_len`
+/// bytes, without walking its spans: the body holds every span's encoding, so its length bounds
+/// their sum from above (by the few bytes of resource, scope and framing) and the estimate stays
+/// an upper one. Walking the spans' encoded lengths again was a sixth of the acknowledgement
+/// path's instructions (BENCHMARKS.md, session 15).
+pub fn converted_size_estimate_encoded(req: &ExportTraceServiceRequest, encoded_len: u64) -> u64 {
+    per_row_estimate(req).saturating_add(encoded_len.saturating_mul(2))
+}
+
+/// The part of the estimate every row pays: its resource and scope, stored again in every row,
+/// and the fixed columns.
+fn per_row_estimate(req: &ExportTraceServiceRequest) -> u64 {
     /// Fixed columns of a row (ids, timestamps, kinds, codes, source), generously.
     const ROW_OVERHEAD: u64 = 512;
     let mut total: u64 = 0;
@@ -211,11 +237,7 @@ pub fn converted_size_estimate(req: &ExportTraceServiceRequest) -> u64 {
         for ss in &rs.scope_spans {
             let scope = ss.scope.as_ref().map_or(0, |s| s.encoded_len()) + ss.schema_url.len();
             let per_row = (resource + scope) as u64 + ROW_OVERHEAD;
-            let spans = ss.spans.len() as u64;
-            let own: u64 = ss.spans.iter().map(|s| s.encoded_len() as u64).sum();
-            total = total
-                .saturating_add(per_row.saturating_mul(spans))
-                .saturating_add(own.saturating_mul(2));
+            total = total.saturating_add(per_row.saturating_mul(ss.spans.len() as u64));
         }
     }
     total
@@ -371,6 +393,32 @@ mod tests {
         let many = converted_size_estimate(&amplifying(1 << 20, 2100));
         assert!(one > 1 << 20, "one copy of the attribute: {one}");
         assert!(many > 2100 * (1 << 20), "2,100 copies: {many}");
+    }
+
+    #[test]
+    fn the_estimate_from_the_body_length_is_never_below_the_walked_one() {
+        use prost::Message as _;
+        for req in [
+            amplifying(1 << 20, 1),
+            amplifying(10, 2100),
+            amplifying(0, 0),
+            ExportTraceServiceRequest::default(),
+        ] {
+            let walked = converted_size_estimate(&req);
+            let body = req.encode_to_vec().len() as u64;
+            let from_body = converted_size_estimate_encoded(&req, body);
+            assert!(from_body >= walked, "{from_body} < {walked}");
+            // Above it by twice the bytes that are not spans: resource, scope, framing.
+            let not_spans = body
+                - req
+                    .resource_spans
+                    .iter()
+                    .flat_map(|rs| &rs.scope_spans)
+                    .flat_map(|ss| &ss.spans)
+                    .map(|s| s.encoded_len() as u64)
+                    .sum::<u64>();
+            assert_eq!(from_body - walked, 2 * not_spans);
+        }
     }
 
     #[test]
