@@ -323,8 +323,13 @@ def latency_run(args, name, peak_rate):
                       seed=2)
     stages = ack_stages(endpoint) if name == "tripline" else None
     totals = server.stop()
+    cpu = totals["cpu_secs_total"]
+    # The same efficiency figure as the peak step, at a load the receiver sustains: no refusal
+    # (and no retry) charges CPU to no acknowledged span here.
     return {"receiver": name, "offered_spans_per_sec": rate, "load": report,
             "p50_ms": report["latency"]["p50_ms"], "p99_ms": report["latency"]["p99_ms"],
+            "cpu_secs_total": cpu,
+            "spans_per_cpu_sec": report["spans_acked"] / cpu if cpu else None,
             "exit_code": totals["exit_code"], "ack_stages": stages}
 
 
