@@ -5,7 +5,7 @@
 set -eu
 B=~/.cache/tripline-target/bench-dev
 W=/tmp/s15-inc; rm -rf $W; mkdir -p $W
-cd /work/main
+cd "$(dirname "$0")/../../.."
 BASE=1793610000; STRETCH=$((4*86400))
 gen() { rm -rf $W/chunk; $B/tripline-samples --spans 1000000 --out $W/chunk --seed $1 --start-unix-secs $2 > /dev/null 2>&1; $B/tripline --data-dir $W/data ingest $W/chunk > /dev/null 2>&1; rm -rf $W/chunk; }
 mkdir -p $W/s
