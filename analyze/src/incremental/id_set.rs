@@ -74,13 +74,6 @@ pub struct IdSet<const N: usize> {
     disk: Option<OnDisk<N>>,
 }
 
-impl<const N: usize> Default for IdSet<N> {
-    /// [`DEFAULT_MAX_HELD_IDS`] (or `TRIPLINE_SPILL_IDS`), spilling under the system temp dir.
-    fn default() -> Self {
-        Self::new(max_held_from_env(), None)
-    }
-}
-
 /// `TRIPLINE_SPILL_IDS` when set to a number, else [`DEFAULT_MAX_HELD_IDS`].
 pub fn max_held_from_env() -> usize {
     std::env::var("TRIPLINE_SPILL_IDS")
@@ -135,7 +128,8 @@ impl<const N: usize> IdSet<N> {
             for id in &self.held {
                 w.write_all(id)?;
             }
-            w.into_inner().map_err(|e| e.into_error())?.sync_data()
+            // A temporary file: flushed, not synced (it is of no use after a crash).
+            w.flush()
         };
         write().map_err(|source| IdSetError::Write {
             path: path.clone(),

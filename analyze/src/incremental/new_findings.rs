@@ -35,7 +35,7 @@ pub enum FindingsError {
 }
 
 /// Which findings concern the new part files.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Touch {
     /// A first run: everything is new.
     pub all: bool,

@@ -31,7 +31,7 @@ use crate::model::{SpanId, TraceId};
 use crate::store::object_listing::RemoteSource;
 
 /// The traces, spans and time range of a set of part files.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct NewData {
     pub traces: IdSet<16>,
     pub spans: IdSet<8>,
@@ -119,10 +119,8 @@ impl NewData {
     ) -> Result<Self, NewPartError> {
         let mut out = Self::empty(ids, spill_dir);
         for object in objects {
-            let error = |error: String| NewPartError::Read {
-                path: PathBuf::from(source.location.object_url(&object.location)),
-                error,
-            };
+            let url = || PathBuf::from(source.location.object_url(&object.location));
+            let error = |error: String| NewPartError::Read { path: url(), error };
             let reader = ObjectReader {
                 store: source.store.clone(),
                 path: object.location.clone(),
@@ -140,10 +138,7 @@ impl NewData {
                 .build()
                 .map_err(|e| error(e.to_string()))?;
             while let Some(batch) = stream.try_next().await.map_err(|e| error(e.to_string()))? {
-                out.add_batch(&batch).map_err(|e| match e {
-                    AddError::Read(e) => error(e),
-                    AddError::Ids(e) => NewPartError::Ids(e),
-                })?;
+                out.add_batch(&batch).map_err(|e| e.in_file(&url()))?;
             }
         }
         out.finish()?;
