@@ -12,7 +12,8 @@
 //! but no line here reads (or the reverse) fails it, and so does a line that reads nothing into
 //! the row.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Int64Array, ListArray, MapArray,
@@ -26,8 +27,8 @@ use schemas::tool_def::field;
 
 use crate::error::LoadError;
 use crate::model::span::{
-    SpanContent, SpanId, SpanKind, SpanKindField, SpanRow, StatusCode, StatusField, Sym, ToolDef,
-    TraceId,
+    SpanContent, SpanId, SpanKind, SpanKindField, SpanRow, StatusCode, StatusField, Sym, SymList,
+    ToolDef, TraceId,
 };
 
 /// Converts batches into `SpanRow`s, sharing one [`Interner`] across every batch of a load so a
@@ -65,7 +66,18 @@ impl RowReader {
 #[derive(Default)]
 struct Interner {
     set: HashSet<Sym, foldhash::fast::RandomState>,
+    /// Shared lists by the hash of their strings ([`Interner::list`]); a bucket holds the lists
+    /// whose hashes collide.
+    lists: HashMap<u64, Vec<SymList>, foldhash::fast::RandomState>,
+    shared_lists: usize,
+    list_hash: foldhash::fast::RandomState,
 }
+
+/// At most this many distinct lists are shared per load; past it a list is allocated for its row
+/// alone. Spans of one shape repeat a few lists, but a store whose spans each carry a different
+/// key set would otherwise keep every span's list alive for the whole load, however its windows
+/// are bounded.
+const MAX_SHARED_LISTS: usize = 65_536;
 
 impl Interner {
     fn get(&mut self, s: &str) -> Sym {
@@ -75,6 +87,37 @@ impl Interner {
         let v: Sym = Sym::from(s);
         self.set.insert(v.clone());
         v
+    }
+
+    /// The list of `items` (each interned), shared with every earlier row that had the same
+    /// strings in the same order: one hash over the strings and one comparison per row instead
+    /// of a lookup, a reference count and a heap list per string.
+    fn list<'a, I>(&mut self, items: I) -> SymList
+    where
+        I: Iterator<Item = &'a str> + Clone,
+    {
+        let mut h = self.list_hash.build_hasher();
+        let mut n = 0usize;
+        for s in items.clone() {
+            s.hash(&mut h);
+            n += 1;
+        }
+        if n == 0 {
+            return SymList::default();
+        }
+        let hash = h.finish();
+        let same = |l: &&SymList| {
+            l.len() == n && l.iter().zip(items.clone()).all(|(a, b)| a.as_str() == b)
+        };
+        if let Some(found) = self.lists.get(&hash).and_then(|b| b.iter().find(same)) {
+            return found.clone();
+        }
+        let list = SymList::from(items.map(|s| self.get(s)).collect::<Vec<_>>());
+        if self.shared_lists < MAX_SHARED_LISTS {
+            self.lists.entry(hash).or_default().push(list.clone());
+            self.shared_lists += 1;
+        }
+        list
     }
 }
 
@@ -86,7 +129,7 @@ type IntSet = fn(&mut SpanRow, i64);
 /// Reads a (nullable) boolean into the row.
 type BoolSet = fn(&mut SpanRow, Option<bool>);
 /// Reads a list of strings (interned) into the row.
-type ListSet = fn(&mut SpanRow, Vec<Sym>);
+type ListSet = fn(&mut SpanRow, SymList);
 /// Reads a content payload into the row's content.
 type ContentSet = fn(&mut SpanContent, Option<String>);
 
@@ -333,16 +376,17 @@ impl StrList {
     }
 
     /// Strings of row `i`, interned.
-    fn row(&self, i: usize, interner: &mut Interner) -> Vec<Sym> {
+    fn row(&self, i: usize, interner: &mut Interner) -> SymList {
         if self.list.is_null(i) {
-            return Vec::new();
+            return SymList::default();
         }
         let offsets = self.list.value_offsets();
         let (lo, hi) = (offsets[i] as usize, offsets[i + 1] as usize);
-        (lo..hi)
-            .filter(|&j| !self.values.is_null(j))
-            .map(|j| interner.get(self.values.value(j)))
-            .collect()
+        interner.list(
+            (lo..hi)
+                .filter(|&j| !self.values.is_null(j))
+                .map(|j| self.values.value(j)),
+        )
     }
 }
 
@@ -453,11 +497,12 @@ impl StrMap {
         offsets[i] as usize..offsets[i + 1] as usize
     }
 
-    fn keys(&self, i: usize, interner: &mut Interner) -> Vec<Sym> {
-        self.range(i)
-            .filter(|&j| !self.keys.is_null(j))
-            .map(|j| interner.get(self.keys.value(j)))
-            .collect()
+    fn keys(&self, i: usize, interner: &mut Interner) -> SymList {
+        interner.list(
+            self.range(i)
+                .filter(|&j| !self.keys.is_null(j))
+                .map(|j| self.keys.value(j)),
+        )
     }
 
     /// (key, string value) pairs of row `i` (entries without a string value are skipped).
@@ -594,6 +639,71 @@ impl Columns {
 mod tests {
     use super::*;
     use schemas::columns::ANALYZER_COLUMNS;
+
+    fn shared(a: &SymList, b: &SymList) -> bool {
+        a.shares(b)
+    }
+
+    #[test]
+    fn equal_lists_are_shared_and_others_are_not() {
+        let mut i = Interner::default();
+        let a = i.list(["gen_ai.tool.name", "mcp.method.name"].into_iter());
+        let b = i.list(["gen_ai.tool.name", "mcp.method.name"].into_iter());
+        assert!(
+            shared(&a, &b),
+            "the same strings in the same order share one list"
+        );
+        let reordered = i.list(["mcp.method.name", "gen_ai.tool.name"].into_iter());
+        let shorter = i.list(["gen_ai.tool.name"].into_iter());
+        // a prefix of one string must not read as the list of its pieces
+        let split = i.list(["gen_ai.tool.namemcp.method.name"].into_iter());
+        for other in [&reordered, &shorter, &split] {
+            assert!(!shared(&a, other));
+            assert_ne!(&*a, &**other);
+        }
+        assert_eq!(
+            a.iter().map(Sym::as_str).collect::<Vec<_>>(),
+            ["gen_ai.tool.name", "mcp.method.name"]
+        );
+        assert_eq!(
+            reordered.iter().map(Sym::as_str).collect::<Vec<_>>(),
+            ["mcp.method.name", "gen_ai.tool.name"]
+        );
+        // the strings themselves are interned as before
+        assert!(a[0].shares(&shorter[0]));
+        let empty = i.list(std::iter::empty());
+        assert!(
+            empty.is_empty() && empty.is_unallocated(),
+            "an empty list allocates nothing"
+        );
+    }
+
+    #[test]
+    fn past_the_cap_lists_are_still_right_but_no_longer_kept() {
+        let mut i = Interner::default();
+        let keys: Vec<String> = (0..MAX_SHARED_LISTS + 10)
+            .map(|n| format!("k{n}"))
+            .collect();
+        for k in &keys {
+            i.list([k.as_str()].into_iter());
+        }
+        assert_eq!(i.shared_lists, MAX_SHARED_LISTS);
+        assert_eq!(
+            i.lists.values().map(Vec::len).sum::<usize>(),
+            MAX_SHARED_LISTS
+        );
+        let late = keys.last().expect("keys");
+        let a = i.list([late.as_str()].into_iter());
+        let b = i.list([late.as_str()].into_iter());
+        assert_eq!(
+            a.iter().map(Sym::as_str).collect::<Vec<_>>(),
+            [late.as_str()]
+        );
+        assert_eq!(&*a, &*b);
+        assert!(!shared(&a, &b), "past the cap a list is its row's own");
+        let early = i.list(["k0"].into_iter());
+        assert!(shared(&early, &i.list(["k0"].into_iter())));
+    }
 
     #[test]
     fn reads_exactly_the_columns_the_table_declares_analyzer_visible() {

@@ -137,9 +137,9 @@ mod tests {
             start_ns: start,
             end_ns: end,
             dialects: if http {
-                vec![Sym::from(MCP_HTTP_DIALECT)]
+                vec![Sym::from(MCP_HTTP_DIALECT)].into()
             } else {
-                vec![Sym::from("semconv")]
+                vec![Sym::from("semconv")].into()
             },
             ..SpanRow::default()
         }
