@@ -241,9 +241,13 @@ pub fn annotation_class(def: &ToolDef) -> Effective {
 
 /// The tool part of a registry key or observed name: `server/tool` -> `tool`,
 /// `namespace__tool` -> `tool`, `tool` -> `tool`.
+///
+/// Byte by byte: rules ask this of every tool call, and a substring search sets up a searcher
+/// per call that costs more than the names it scans (both separators are ASCII, so every cut
+/// falls on a character boundary).
 pub fn tool_part(name: &str) -> &str {
-    let after_slash = name.rsplit('/').next().unwrap_or(name);
-    match after_slash.rfind("__") {
+    let after_slash = name.rfind('/').map_or(name, |i| &name[i + 1..]);
+    match after_slash.as_bytes().windows(2).rposition(|w| w == b"__") {
         Some(i) if i + 2 < after_slash.len() => &after_slash[i + 2..],
         _ => after_slash,
     }
@@ -371,5 +375,11 @@ guards = ["raise_parts_order", "crm/add_timeline_note"]
         assert_eq!(tool_part("crm__get_ticket"), "get_ticket");
         assert_eq!(tool_part("get_ticket"), "get_ticket");
         assert_eq!(tool_part("trailing__"), "trailing__");
+        assert_eq!(tool_part("a/b/ns__get"), "get");
+        assert_eq!(tool_part("ns__x__get"), "get");
+        assert_eq!(tool_part("ns___get"), "get");
+        assert_eq!(tool_part("crm/"), "");
+        assert_eq!(tool_part("é__ü"), "ü");
+        assert_eq!(tool_part(""), "");
     }
 }

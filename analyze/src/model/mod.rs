@@ -5,6 +5,7 @@
 
 pub mod approvals;
 pub mod calls;
+pub mod list_memo;
 pub mod roles;
 pub mod span;
 pub mod stitch;

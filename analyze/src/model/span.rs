@@ -81,6 +81,16 @@ impl From<Vec<Sym>> for SymList {
         Self((!v.is_empty()).then(|| v.into()))
     }
 }
+impl SymList {
+    /// The address of the shared allocation (0 for the empty list): two lists alive at the same
+    /// time have the same address only if they are the same allocation
+    /// ([`super::list_memo::ListMemo`]).
+    pub fn addr(&self) -> usize {
+        self.0
+            .as_ref()
+            .map_or(0, |a| a.as_ptr().cast::<Sym>() as usize)
+    }
+}
 #[cfg(test)]
 impl SymList {
     /// The same allocation as `other` (both non-empty).

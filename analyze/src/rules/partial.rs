@@ -8,7 +8,8 @@
 //! tallies ([`Rule::finish`]). Over the whole store as one window, `check` is exactly
 //! `finish(scan(input))`, so both paths share one implementation.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
 
 #[cfg(doc)]
 use super::Rule;
@@ -43,6 +44,46 @@ pub struct Sample {
     pub keep: usize,
     /// At most `keep`, ordered by key.
     pub first: Vec<(SpanKey, Finding)>,
+}
+
+/// Groups of one window under a cheap key `K` (interned names, a small enum), each counting its
+/// spans and keeping its `keep` earliest (by [`SpanKey`], ties in the order added); folded into
+/// [`Partial::samples`] once per group by [`Partial::add_samples`]. Why not string keys per span:
+/// a library that never sets a name puts a third of a store's spans in one group, and building
+/// the group's strings for each of them cost more than the rest of the rule.
+pub struct Sampler<K> {
+    keep: usize,
+    groups: HashMap<K, SamplerGroup, foldhash::fast::RandomState>,
+}
+
+struct SamplerGroup {
+    count: usize,
+    /// (order key, span index), at most `keep`, ordered by key.
+    first: Vec<(SpanKey, usize)>,
+}
+
+impl<K: Hash + Eq> Sampler<K> {
+    /// Keeps the `keep` earliest spans of each group.
+    pub fn new(keep: usize) -> Self {
+        Self {
+            keep,
+            groups: HashMap::default(),
+        }
+    }
+
+    /// Counts span `i` (order `key`) in group `group`.
+    pub fn add(&mut self, group: K, key: SpanKey, i: usize) {
+        let g = self.groups.entry(group).or_insert_with(|| SamplerGroup {
+            count: 0,
+            first: Vec::new(),
+        });
+        g.count += 1;
+        let pos = g.first.partition_point(|(k, _)| *k <= key);
+        if pos < self.keep {
+            g.first.insert(pos, (key, i));
+            g.first.truncate(self.keep);
+        }
+    }
 }
 
 /// A finding whose message depends on the whole store (e.g. "although earlier calls of the same
@@ -114,23 +155,33 @@ impl Partial {
         items.into_iter().map(|(_, item)| item).collect()
     }
 
-    /// Counts a span (order `key`) in group `group`, keeping the findings (made by `at`) of the
-    /// group's `keep` earliest spans.
-    pub fn sample(
+    /// Folds the groups of `sampler` into [`Self::samples`], named by `name`, with findings made
+    /// by `at` for the spans kept.
+    pub fn add_samples<K>(
         &mut self,
-        group: Vec<String>,
-        key: SpanKey,
-        keep: usize,
-        at: impl FnOnce() -> Finding,
+        sampler: Sampler<K>,
+        name: impl Fn(&K) -> Vec<String>,
+        at: impl Fn(usize) -> Finding,
     ) {
-        let g = self.samples.entry(group).or_default();
-        g.count += 1;
-        g.keep = keep;
-        let pos = g.first.partition_point(|(k, _)| *k <= key);
-        if pos < keep {
-            g.first.insert(pos, (key, at()));
-            g.first.truncate(keep);
+        for (key, group) in sampler.groups {
+            self.add_sample(
+                name(&key),
+                Sample {
+                    count: group.count,
+                    keep: sampler.keep,
+                    first: group.first.into_iter().map(|(k, i)| (k, at(i))).collect(),
+                },
+            );
         }
+    }
+
+    fn add_sample(&mut self, group: Vec<String>, theirs: Sample) {
+        let g = self.samples.entry(group).or_default();
+        g.count += theirs.count;
+        g.keep = g.keep.max(theirs.keep);
+        g.first.extend(theirs.first);
+        g.first.sort_by_key(|(k, _)| *k);
+        g.first.truncate(g.keep);
     }
 
     /// Folds `other` (another window of the same rule) into `self`.
@@ -138,12 +189,7 @@ impl Partial {
         self.findings.extend(other.findings);
         self.pending.extend(other.pending);
         for (group, theirs) in other.samples {
-            let g = self.samples.entry(group).or_default();
-            g.count += theirs.count;
-            g.keep = g.keep.max(theirs.keep);
-            g.first.extend(theirs.first);
-            g.first.sort_by_key(|(k, _)| *k);
-            g.first.truncate(g.keep);
+            self.add_sample(group, theirs);
         }
         for (name, n) in other.counts {
             self.add(name, n);

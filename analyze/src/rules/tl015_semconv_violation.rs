@@ -12,15 +12,12 @@
 //! span kind and the set of missing names (one finding per group, the other spans related), so a
 //! library that never sets a name yields one finding, not one per call.
 
-use std::collections::HashSet;
-
-/// Attribute keys of one span; one set reused across spans (a million spans, a handful of keys).
-type Keys<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
-
 use schemas::schema::col;
 
-use super::partial::span_key;
+use super::partial::{span_key, Sampler};
 use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
+use crate::model::list_memo::ListMemo;
+use crate::model::span::Sym;
 use crate::model::{SpanRow, StatusCode};
 
 pub struct SemconvViolation;
@@ -87,43 +84,43 @@ impl Rule for SemconvViolation {
     fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
         // Groups (service, scope, what) span the store: each keeps its count and earliest spans.
-        let mut out = Partial::default();
-        let mut keys = Keys::default();
+        let mut groups = Sampler::new(MAX_RELATED + 1);
+        let mut facts = ListMemo::default();
+        let mut examined = 0;
         for (i, s) in model.spans.iter().enumerate() {
             if !input.owns(i) {
                 continue;
             }
-            keys.clear();
-            keys.extend(s.attribute_keys.iter().map(AsRef::as_ref));
-            let mut problems: Vec<String> = Vec::new();
+            let keys = *facts.get(&s.attribute_keys, |k| KeyFacts::of(k));
             let mut candidate = false;
-            if let Some((label, missing)) = missing_required(s, &keys) {
+            let mut problems = [None, None];
+            if let Some((label, missing)) = missing_required(s, keys) {
                 candidate = true;
-                if !missing.is_empty() {
-                    problems.push(format!("{label} span(s) lack {}", missing.join(", ")));
+                if missing.len > 0 {
+                    problems[0] = Some(Problem::Lack { label, missing });
                 }
             }
-            if keys.contains(ERROR_TYPE) {
+            if keys.error_type {
                 candidate = true;
                 if s.status() != StatusCode::Error {
-                    problems.push(format!(
-                        "span(s) set error.type but status {}",
-                        s.status().as_str()
-                    ));
+                    problems[1] = Some(Problem::ErrorType(s.status()));
                 }
             }
-            out.add(EXAMINED, usize::from(candidate));
-            for p in problems {
-                let key = vec![
-                    s.service_name.as_deref().unwrap_or("?").to_string(),
-                    s.scope_name.as_deref().unwrap_or_default().to_string(),
-                    p,
-                ];
-                out.sample(key, span_key(input, i), MAX_RELATED + 1, || {
-                    Finding::at(self, model, i, String::new())
-                });
+            examined += usize::from(candidate);
+            for problem in problems.into_iter().flatten() {
+                let group = Group {
+                    service: s.service_name.as_deref(),
+                    scope: s.scope_name.as_deref(),
+                    problem,
+                };
+                groups.add(group, span_key(input, i), i);
             }
         }
+        let mut out = Partial::default();
+        out.add(EXAMINED, examined);
+        out.add_samples(groups, Group::key, |i| {
+            Finding::at(self, model, i, String::new())
+        });
         out
     }
 
@@ -158,34 +155,126 @@ impl Rule for SemconvViolation {
     }
 }
 
+/// What a span's attribute keys say, worked out once per distinct key list ([`ListMemo`]).
+#[derive(Clone, Copy, Default)]
+struct KeyFacts {
+    method: bool,
+    tool: bool,
+    operation: bool,
+    error_type: bool,
+    /// One of [`GENAI_IDENTITY`].
+    genai_identity: bool,
+}
+
+impl KeyFacts {
+    fn of(keys: &[Sym]) -> Self {
+        let mut f = Self::default();
+        for k in keys {
+            match &**k {
+                METHOD => f.method = true,
+                TOOL => f.tool = true,
+                OPERATION => f.operation = true,
+                ERROR_TYPE => f.error_type = true,
+                k if GENAI_IDENTITY.contains(&k) => f.genai_identity = true,
+                _ => {}
+            }
+        }
+        f
+    }
+}
+
+/// A span's kind as the finding names it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Label<'a> {
+    Mcp(&'a str),
+    Operation(&'a str),
+    GenAi,
+}
+
+/// The required names a span did not send, in the order the message lists them.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct Missing {
+    names: [&'static str; 3],
+    len: usize,
+}
+
+impl Missing {
+    fn push(&mut self, name: &'static str) {
+        self.names[self.len] = name;
+        self.len += 1;
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Problem<'a> {
+    Lack { label: Label<'a>, missing: Missing },
+    ErrorType(StatusCode),
+}
+
+/// One finding's group: service, scope and problem.
+#[derive(PartialEq, Eq, Hash)]
+struct Group<'a> {
+    service: Option<&'a str>,
+    scope: Option<&'a str>,
+    problem: Problem<'a>,
+}
+
+impl Group<'_> {
+    /// The group's key in the merged partial: service, scope and the problem as the message says
+    /// it.
+    fn key(&self) -> Vec<String> {
+        let what = match self.problem {
+            Problem::Lack { label, missing } => {
+                let label = match label {
+                    Label::Mcp(method) => format!("MCP {method}"),
+                    Label::Operation(op) => op.to_string(),
+                    Label::GenAi => "GenAI".to_string(),
+                };
+                format!(
+                    "{label} span(s) lack {}",
+                    missing.names[..missing.len].join(", ")
+                )
+            }
+            Problem::ErrorType(status) => {
+                format!("span(s) set error.type but status {}", status.as_str())
+            }
+        };
+        vec![
+            self.service.unwrap_or("?").to_string(),
+            self.scope.unwrap_or_default().to_string(),
+            what,
+        ]
+    }
+}
+
 /// The span's kind label and the required semconv names it did not send; None when the span is
 /// neither an MCP nor a GenAI span (nothing required).
-fn missing_required(s: &SpanRow, keys: &Keys) -> Option<(String, Vec<&'static str>)> {
-    let mut missing = Vec::new();
+fn missing_required(s: &SpanRow, keys: KeyFacts) -> Option<(Label<'_>, Missing)> {
+    let mut missing = Missing::default();
     if let Some(method) = s.mcp_method.as_deref() {
-        if !keys.contains(METHOD) {
+        if !keys.method {
             missing.push(METHOD);
         }
         if method == "tools/call" {
-            if !keys.contains(TOOL) {
+            if !keys.tool {
                 missing.push(TOOL);
             }
-            if !keys.contains(OPERATION) {
+            if !keys.operation {
                 missing.push(OPERATION);
             }
         }
-        return Some((format!("MCP {method}"), missing));
+        return Some((Label::Mcp(method), missing));
     }
-    let genai = s.operation_name.is_some() || GENAI_IDENTITY.iter().any(|k| keys.contains(k));
+    let genai = s.operation_name.is_some() || keys.genai_identity;
     if !genai {
         return None;
     }
-    if !keys.contains(OPERATION) {
+    if !keys.operation {
         missing.push(OPERATION);
     }
     let op = s.operation_name.as_deref();
-    if op == Some("execute_tool") && !keys.contains(TOOL) {
+    if op == Some("execute_tool") && !keys.tool {
         missing.push(TOOL);
     }
-    Some((op.unwrap_or("GenAI").to_string(), missing))
+    Some((op.map_or(Label::GenAi, Label::Operation), missing))
 }
