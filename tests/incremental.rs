@@ -340,6 +340,14 @@ fn since_last_in_small_windows_with_spilled_findings_and_ids_repeats_nothing_and
             .collect();
         assert!(spilled[0] > 0 && spilled[1] > 0, "{line}");
         assert!(line.ends_with("(at most 4 held)"), "{line}");
+        // So did the conversations of the new spans (five or more per later ingest).
+        let line = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("new conversations: "))
+            .unwrap_or_else(|| panic!("no `new conversations:` line: {stderr}"));
+        let runs: usize = line.split(' ').next().unwrap().parse().expect(line);
+        assert!(runs > 0, "{line}");
+        assert!(line.ends_with("(at most 4 held)"), "{line}");
     }
     // No spill directory is left behind.
     assert_eq!(std::fs::read_dir(&spill).expect("spill").count(), 0);

@@ -74,6 +74,20 @@ pub struct IdSet<const N: usize> {
     disk: Option<OnDisk<N>>,
 }
 
+/// The 16-byte key of a conversation id (any length) in an [`IdSet`]: two 64-bit hashes of it
+/// under fixed, different seeds. A run's set of conversations then costs what its span ids cost
+/// and spills the same way. Two conversations that collide (odds about n² / 2¹²⁹) would only
+/// make one's findings count as touching the new data (printed unless an earlier run reported
+/// them).
+pub fn conversation_key(id: &str) -> [u8; 16] {
+    use std::hash::BuildHasher;
+    let hash = |seed| foldhash::quality::FixedState::with_seed(seed).hash_one(id);
+    let mut key = [0; 16];
+    key[..8].copy_from_slice(&hash(0x7472_6970_6c69_6e65).to_be_bytes());
+    key[8..].copy_from_slice(&hash(0x636f_6e76_6572_7361).to_be_bytes());
+    key
+}
+
 /// `TRIPLINE_SPILL_IDS` when set to a number, else [`DEFAULT_MAX_HELD_IDS`].
 pub fn max_held_from_env() -> usize {
     std::env::var("TRIPLINE_SPILL_IDS")
@@ -353,6 +367,31 @@ mod tests {
         // Below the smallest and above the largest id.
         assert!(!spilled.contains(&[0u8; 16]).unwrap() || distinct[0] == [0u8; 16]);
         assert!(!spilled.contains(&[0xff; 16]).unwrap());
+    }
+
+    #[test]
+    fn conversation_keys_are_stable_distinct_and_spill_like_ids() {
+        // The same id, the same key, in every call (the set is filled and asked in one run).
+        assert_eq!(conversation_key("conv-1"), conversation_key("conv-1"));
+        let names: Vec<String> = (0..50_000).map(|i| format!("conv-{i}")).collect();
+        let mut keys: Vec<[u8; 16]> = names.iter().map(|n| conversation_key(n)).collect();
+        keys.push(conversation_key(""));
+        keys.push(conversation_key(&"x".repeat(10_000)));
+        let mut distinct = keys.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            keys.len(),
+            "no two of these ids share a key"
+        );
+        // Held and spilled sets of keys answer alike for present and absent conversations.
+        let tmp = tempfile::tempdir().unwrap();
+        let (held, absent) = keys.split_at(30_000);
+        let spilled = filled(1_000, tmp.path(), held);
+        assert!(spilled.spilled_runs() > 0);
+        assert!(held.iter().all(|k| spilled.contains(k).unwrap()));
+        assert!(!absent.iter().any(|k| spilled.contains(k).unwrap()));
     }
 
     #[test]

@@ -55,6 +55,7 @@ use crate::store::object_listing::RemoteSource;
 use crate::store::{Scanned, Snapshot, Unreadable};
 use crate::window::{check_windows_with, WindowError, WindowOptions};
 use collector::store::remote::RemoteLocation;
+use id_set::{conversation_key, IdSet};
 use new_findings::{Candidates, Touch};
 
 /// Default of `--lookback`: how far before the new spans the scan starts.
@@ -328,8 +329,10 @@ pub async fn check_increment(
         }
     }
     // Window by window, as `check` (a first run over the whole store, a later one over the new
-    // data and its look-back); each window's core notes the conversations of the new spans.
-    let mut conversations = HashSet::new();
+    // data and its look-back); each window's core notes the conversations of the new spans, in
+    // an id set as bounded as the new spans' ids (by a 128-bit hash of each conversation id).
+    let mut conversations =
+        IdSet::<16>::new(id_set::max_held_from_env(), options.spill.dir.as_deref());
     let mut lookup_failed = None;
     let (streamed, scanned, _) = check_windows_with(
         data_dir,
@@ -345,6 +348,7 @@ pub async fn check_increment(
             }
             // One lookup per trace of the window: a spilled id set reads a block per lookup.
             let mut is_new = HashMap::new();
+            let mut in_window = HashSet::new();
             for (s, c) in model.spans.iter().zip(&model.conversation) {
                 let Some(c) = c else { continue };
                 if !core.contains(&s.trace_id) {
@@ -361,7 +365,13 @@ pub async fn check_increment(
                     },
                 };
                 if new {
-                    conversations.insert(c.clone());
+                    in_window.insert(&**c);
+                }
+            }
+            for c in in_window {
+                if let Err(err) = conversations.insert(conversation_key(c)) {
+                    lookup_failed = Some(err);
+                    return;
                 }
             }
         },
@@ -369,6 +379,14 @@ pub async fn check_increment(
     .await?;
     if let Some(e) = lookup_failed {
         return Err(NewPartError::Ids(e).into());
+    }
+    conversations.finish().map_err(NewPartError::Ids)?;
+    if ids && std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
+        eprintln!(
+            "new conversations: {} sorted runs spilled (at most {} held)",
+            conversations.spilled_runs(),
+            conversations.max_held()
+        );
     }
     state
         .checked_files

@@ -9,10 +9,7 @@
 //! counts are final once the iterator is drained, so formats that write it (JSON) write it after
 //! the findings.
 
-use std::collections::HashSet;
-use std::sync::Arc;
-
-use super::id_set::IdSetError;
+use super::id_set::{conversation_key, IdSet, IdSetError};
 use super::reported::{KeyMerge, KeyUpdate, ReportedKeys};
 use super::state::{CheckState, StateError};
 use super::{NewData, Summary};
@@ -41,18 +38,19 @@ pub(super) struct Touch {
     pub all: bool,
     pub fresh: NewData,
     /// Conversations the new spans belong to (inherited ids included, as the model resolves
-    /// them).
-    pub conversations: HashSet<Arc<str>>,
+    /// them), by [`conversation_key`].
+    pub conversations: IdSet<16>,
 }
 
 impl Touch {
     fn touches(&self, f: &Finding) -> Result<bool, IdSetError> {
-        if self.all
-            || f.conversation_id
-                .as_deref()
-                .is_some_and(|c| self.conversations.contains(c))
-        {
+        if self.all {
             return Ok(true);
+        }
+        if let Some(c) = f.conversation_id.as_deref() {
+            if self.conversations.contains(&conversation_key(c))? {
+                return Ok(true);
+            }
         }
         if self.fresh.has_trace(&f.trace_id)? || self.fresh.has_span(&f.span_id)? {
             return Ok(true);
