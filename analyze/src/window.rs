@@ -25,7 +25,6 @@
 //! bound"); with `--memory-limit`, a window whose estimate does not fit is an error naming it,
 //! checked before it is read.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -34,10 +33,10 @@ use datafusion::prelude::{col, lit};
 use schemas::schema::col as c;
 
 use crate::error::LoadError;
-use crate::load::index::{self, TraceExtent, TraceSet};
+use crate::load::index::{self, SharedTraces, TraceExtent};
 use crate::load::{log_join, scan_window, trace_filter, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
-use crate::model::{Model, SpanRow, TraceId};
+use crate::model::{Model, SpanRow, TraceId, TraceSet};
 use crate::policy::Policy;
 use crate::rules::spill::{FindingSpill, SpillError, SpillOptions};
 use crate::rules::{Catalog, GuardrailFacts, Partial, Rule, RuleInput, StreamedReport};
@@ -202,7 +201,7 @@ impl Window {
         if !carry || self.carried.is_empty() {
             return (all.collect(), self.from_ns, self.to_ns);
         }
-        let carried: HashSet<TraceId> = self.carried.iter().copied().collect();
+        let carried: TraceSet = self.carried.iter().copied().collect();
         let fresh = all.filter(|t| !carried.contains(t)).collect();
         (fresh, self.fresh_from_ns, self.fresh_to_ns)
     }
@@ -448,7 +447,7 @@ pub async fn check_windows_with(
     projection: &Projection,
     options: &WindowOptions,
     spill: SpillOptions,
-    mut also: impl FnMut(&Model, &HashSet<TraceId>, Place),
+    mut also: impl FnMut(&Model, &TraceSet, Place),
 ) -> Result<(StreamedReport, Scanned, WindowStats), WindowError> {
     let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
     let mut spilled = FindingSpill::new(rules, spill);
@@ -482,7 +481,7 @@ pub async fn check_windows_with(
     if let Some(e) = failed {
         return Err(e.into());
     }
-    let (empty, no_core) = (Model::default(), HashSet::new());
+    let (empty, no_core) = (Model::default(), TraceSet::default());
     let input = RuleInput::window(&empty, policy, facts, &no_core);
     let mut keep = Vec::with_capacity(rules.len());
     let mut coverage = Vec::with_capacity(rules.len());
@@ -523,7 +522,7 @@ pub async fn each_window(
     filter: &ScanFilter,
     projection: &Projection,
     options: &WindowOptions,
-    visit: impl FnMut(&Model, &HashSet<TraceId>, &StoreFacts, Place),
+    visit: impl FnMut(&Model, &TraceSet, &StoreFacts, Place),
 ) -> Result<(Scanned, WindowStats, StoreFacts), WindowError> {
     each_window_where(data_dir, filter, projection, options, |_, _| true, visit).await
 }
@@ -537,7 +536,7 @@ pub async fn each_window_where(
     projection: &Projection,
     options: &WindowOptions,
     mut select: impl FnMut(u32, &Window) -> bool,
-    mut visit: impl FnMut(&Model, &HashSet<TraceId>, &StoreFacts, Place),
+    mut visit: impl FnMut(&Model, &TraceSet, &StoreFacts, Place),
 ) -> Result<(Scanned, WindowStats, StoreFacts), WindowError> {
     let started = std::time::Instant::now();
     let mut snapshot = index::snapshot(data_dir).await?;
@@ -616,7 +615,7 @@ pub async fn each_window_where(
             if fresh.is_empty() {
                 return Ok((Vec::new(), 0, t0.elapsed()));
             }
-            let keep: TraceSet = Arc::new(fresh.into_iter().collect());
+            let keep: SharedTraces = Arc::new(fresh.into_iter().collect());
             // Rows of other traces are dropped by the Parquet reader on `trace_id` alone,
             // before their other columns are decoded.
             filters.push(trace_filter::in_traces(&keep));
@@ -667,7 +666,7 @@ pub async fn each_window_where(
         let mut kept = std::mem::take(&mut held);
         kept.append(&mut parts);
         let mut parts = kept;
-        let core: HashSet<TraceId> = w.core.iter().copied().collect();
+        let core: TraceSet = w.core.iter().copied().collect();
         if has_logs {
             // GenAI events sent as log records, joined to this window's spans. The logs table
             // is read once per window: log records are few next to spans (one per model call
@@ -695,7 +694,7 @@ pub async fn each_window_where(
         let in_model = model.spans.len();
         if carry && chosen.get(number + 1) == Some(&true) {
             if let Some(next) = windows.get(number + 1).filter(|n| !n.carried.is_empty()) {
-                let next: HashSet<TraceId> = next.carried.iter().copied().collect();
+                let next: TraceSet = next.carried.iter().copied().collect();
                 held = chunks(
                     model
                         .into_rows()

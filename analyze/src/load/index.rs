@@ -442,7 +442,7 @@ pub fn keep_traces(
 }
 
 /// Shared so each scan task can filter its batches.
-pub type TraceSet = Arc<std::collections::HashSet<TraceId, foldhash::fast::RandomState>>;
+pub type SharedTraces = Arc<crate::model::TraceSet>;
 
 /// The filter selecting the partitions of `partitions` that hold spans starting in
 /// `[from_ns, to_ns]` (DataFusion prunes the others by directory name); `None` when none does.

@@ -160,7 +160,7 @@ pub async fn scan_window(
     data_dir: std::path::PathBuf,
     filters: Vec<Expr>,
     projection: Projection,
-    keep: index::TraceSet,
+    keep: index::SharedTraces,
 ) -> Result<(Vec<Vec<Option<SpanRow>>>, u64), LoadError> {
     scan_registered(&ctx, &data_dir, filters, &projection, Some(&keep)).await
 }
@@ -171,7 +171,7 @@ async fn scan_rows(
     data_dir: &Path,
     filters: Vec<Expr>,
     projection: &Projection,
-    keep: Option<&index::TraceSet>,
+    keep: Option<&index::SharedTraces>,
 ) -> Result<(Vec<Vec<Option<SpanRow>>>, u64), LoadError> {
     register_once(ctx, snapshot).await?;
     scan_registered(ctx, data_dir, filters, projection, keep).await
@@ -182,7 +182,7 @@ async fn scan_registered(
     data_dir: &Path,
     filters: Vec<Expr>,
     projection: &Projection,
-    keep: Option<&index::TraceSet>,
+    keep: Option<&index::SharedTraces>,
 ) -> Result<(Vec<Vec<Option<SpanRow>>>, u64), LoadError> {
     let path = data_dir.join("spans").display().to_string();
     let scan_err = |cause| LoadError::Scan {

@@ -23,11 +23,11 @@ use datafusion::logical_expr::{
 use datafusion::prelude::{col, Expr};
 use schemas::schema::col as c;
 
-use super::index::TraceSet;
+use super::index::SharedTraces;
 use crate::model::span::TraceId;
 
 /// The predicate `trace_id ∈ traces`.
-pub fn in_traces(traces: &TraceSet) -> Expr {
+pub fn in_traces(traces: &SharedTraces) -> Expr {
     ScalarUDF::new_from_impl(InTraces {
         traces: traces.clone(),
         signature: Signature::any(1, Volatility::Immutable),
@@ -37,7 +37,7 @@ pub fn in_traces(traces: &TraceSet) -> Expr {
 
 /// The function behind [`in_traces`]. Two are equal when they hold the same set (pointer).
 struct InTraces {
-    traces: TraceSet,
+    traces: SharedTraces,
     signature: Signature,
 }
 
@@ -81,7 +81,7 @@ impl ScalarUDFImpl for InTraces {
 }
 
 /// Per row of `ids`: whether it is a trace id in `traces` (false for a null or malformed id).
-pub fn member(ids: &ArrayRef, traces: &TraceSet) -> Result<BooleanArray> {
+pub fn member(ids: &ArrayRef, traces: &SharedTraces) -> Result<BooleanArray> {
     let ids = cast(ids, &DataType::Binary)?;
     let ids = ids.as_binary::<i32>();
     Ok((0..ids.len())

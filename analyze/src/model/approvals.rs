@@ -27,7 +27,7 @@ pub struct Approvals {
     /// Ordered by grant time.
     pub items: Vec<Approval>,
     /// Indices into `items` per scope, in grant order (so a call only looks at its own scope).
-    by_scope: HashMap<Scope, Vec<usize>>,
+    by_scope: HashMap<Scope, Vec<usize>, foldhash::fast::RandomState>,
 }
 
 impl Approvals {
@@ -35,7 +35,7 @@ impl Approvals {
         let mut out = Self::default();
         // Pending require_approval decisions per scope: (tool, call id, span).
         type Pending = Vec<(Option<String>, Option<String>, usize)>;
-        let mut pending: HashMap<Scope, Pending> = HashMap::new();
+        let mut pending: HashMap<Scope, Pending, foldhash::fast::RandomState> = HashMap::default();
         for (i, s) in model.spans.iter().enumerate() {
             let Some(decision) = s.guardrail_decision.as_deref() else {
                 continue;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 pub use calls::{Call, CallKind};
 pub use roles::McpRole;
-pub use span::{SpanId, SpanKind, SpanRow, StatusCode, ToolDef, TraceId};
+pub use span::{SpanId, SpanKind, SpanRow, StatusCode, ToolDef, TraceId, TraceSet};
 pub use stitch::{Orphan, OrphanMatch};
 
 /// All spans of one load, indexed and linked.
@@ -111,7 +111,8 @@ impl Model {
 
     fn build_calls(&mut self) {
         let n = self.spans.len();
-        let mut call_of_anchor: HashMap<usize, usize> = HashMap::new();
+        let mut call_of_anchor: HashMap<usize, usize, foldhash::fast::RandomState> =
+            HashMap::default();
         self.call_of_span = vec![None; n];
         for i in 0..n {
             let Some(kind) = calls::call_kind_of(&self.spans[i]) else {

@@ -22,8 +22,8 @@ pub enum McpRole {
 
 /// Computes the role of every span (`None` for spans without an MCP method).
 pub fn assign(spans: &[SpanRow], parent: &[Option<usize>]) -> Vec<Option<McpRole>> {
-    let mut host_services: HashSet<&str> = HashSet::new();
-    let mut server_services: HashSet<&str> = HashSet::new();
+    let mut host_services: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
+    let mut server_services: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
     for s in spans {
         let svc = s.service_name.as_deref().unwrap_or("");
         if s.is_agent_run()
@@ -45,7 +45,7 @@ pub fn assign(spans: &[SpanRow], parent: &[Option<usize>]) -> Vec<Option<McpRole
             }
         }
     }
-    let mut memo: HashMap<usize, bool> = HashMap::new();
+    let mut memo: HashMap<usize, bool, foldhash::fast::RandomState> = HashMap::default();
     (0..spans.len())
         .map(|i| {
             let s = &spans[i];
@@ -82,7 +82,7 @@ fn has_host_ancestor(
     spans: &[SpanRow],
     parent: &[Option<usize>],
     i: usize,
-    memo: &mut HashMap<usize, bool>,
+    memo: &mut HashMap<usize, bool, foldhash::fast::RandomState>,
 ) -> bool {
     if let Some(v) = memo.get(&i) {
         return *v;

@@ -118,6 +118,11 @@ impl fmt::Debug for SymList {
 /// 16-byte trace id.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct TraceId(pub [u8; 16]);
+
+/// A set of trace ids (a window's core, the traces carried to the next window). Hashed with
+/// foldhash, not the standard library's SipHash: rules ask it per span, and ids are random bytes
+/// that no one picks to collide in a map the analyzer builds for itself.
+pub type TraceSet = std::collections::HashSet<TraceId, foldhash::fast::RandomState>;
 /// 8-byte span id.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct SpanId(pub [u8; 8]);

@@ -18,11 +18,9 @@ pub mod propagation;
 pub mod skills;
 pub mod tools;
 
-use std::collections::HashSet;
-
 use serde::Serialize;
 
-use crate::model::{Model, TraceId};
+use crate::model::{Model, TraceSet};
 
 /// Which report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -65,7 +63,7 @@ impl Owned {
     }
 
     /// The spans of `model` whose trace is in `core`.
-    pub fn core(model: &Model, core: &HashSet<TraceId>) -> Self {
+    pub fn core(model: &Model, core: &TraceSet) -> Self {
         Self {
             mask: Some(
                 model

@@ -1,10 +1,10 @@
 //! What a rule sees: the trace model, the policy, the MCP tool catalog and tunable options.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::partial::{call_key, Partial};
 use super::Coverage;
-use crate::model::{Call, Model, SpanId, SpanRow, ToolDef, TraceId};
+use crate::model::{Call, Model, SpanId, SpanRow, ToolDef, TraceId, TraceSet};
 use crate::policy::{Effective, Policy};
 
 /// Thresholds of rules that have them (TL014 runaway loop and friends).
@@ -192,7 +192,7 @@ pub struct RuleInput<'a> {
     pub options: RuleOptions,
     /// The traces this input judges when the model is one window of a larger store (the rest of
     /// the model is context: the overlap cross-trace joins need); `None`: the whole model.
-    pub core: Option<&'a HashSet<TraceId>>,
+    pub core: Option<&'a TraceSet>,
     /// Per span of the model, whether its trace is in `core` (rules ask per span, many times:
     /// one lookup each up front).
     owned: Option<Vec<bool>>,
@@ -217,7 +217,7 @@ impl<'a> RuleInput<'a> {
         model: &'a Model,
         policy: &'a Policy,
         (catalog, guardrails): (Catalog, GuardrailFacts),
-        core: &'a HashSet<TraceId>,
+        core: &'a TraceSet,
     ) -> Self {
         Self {
             model,
