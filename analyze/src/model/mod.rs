@@ -6,6 +6,7 @@
 pub mod approvals;
 pub mod calls;
 pub mod list_memo;
+mod model_calls;
 pub mod roles;
 pub mod span;
 pub mod stitch;
@@ -45,6 +46,8 @@ pub struct Model {
     pub conversation: Vec<Option<Arc<str>>>,
     /// What the transport demotion cleared, so [`Model::into_rows`] gives the rows as loaded.
     demoted: Vec<transport::Demoted>,
+    /// Model calls with tool definitions by agent run and trace, built on first use.
+    model_calls: std::sync::OnceLock<model_calls::ModelCallIndex>,
 }
 
 impl Model {
@@ -301,25 +304,13 @@ impl Model {
 
     /// The latest model call (with tool definitions) in the same agent run (or trace when there is
     /// no agent run) that started before the call's anchor.
+    /// Latest by start, then span index; looked up in an index built on the first call
+    /// ([`model_calls`]).
     pub fn preceding_model_call(&self, call: &Call) -> Option<usize> {
         let anchor = &self.spans[call.anchor];
-        let run = self.call_agent_run(call);
-        let candidates: Box<dyn Iterator<Item = usize>> = match run {
-            Some(r) => Box::new(self.subtree(r).into_iter()),
-            None => Box::new(
-                self.traces
-                    .get(&anchor.trace_id)
-                    .into_iter()
-                    .flatten()
-                    .copied(),
-            ),
-        };
-        candidates
-            .filter(|&i| {
-                let s = &self.spans[i];
-                s.is_model_call() && s.tool_definitions.is_some() && s.start_ns <= anchor.start_ns
-            })
-            .max_by_key(|&i| (self.spans[i].start_ns, i))
+        self.model_calls
+            .get_or_init(|| model_calls::ModelCallIndex::build(self))
+            .latest(self.call_agent_run(call), &anchor.trace_id, anchor.start_ns)
     }
 
     /// Span `root` and all its in-store descendants.
