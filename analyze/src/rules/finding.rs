@@ -1,5 +1,7 @@
 //! Findings and coverage: what a rule reports, in the shape `check --format json` promises.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
 use super::{Rule, Severity};
@@ -76,11 +78,16 @@ impl Finding {
         self
     }
 
-    /// Adds related spans (deduplicated, never the finding's own span).
+    /// Adds related spans (deduplicated, never the finding's own span), in the order given.
+    /// The ids already listed are kept in a set while adding: a finding about a long agent run
+    /// relates tens of thousands of spans, and a scan of the list per span made that quadratic.
     pub fn with_related(mut self, model: &Model, spans: impl IntoIterator<Item = usize>) -> Self {
+        let mut listed: HashSet<SpanId, foldhash::fast::RandomState> =
+            self.related.iter().copied().collect();
+        listed.insert(self.span_id);
         for i in spans {
             let id = model.spans[i].span_id;
-            if id != self.span_id && !self.related.contains(&id) {
+            if listed.insert(id) {
                 self.related.push(id);
             }
         }
@@ -132,5 +139,64 @@ pub struct RuleOutcome {
 impl RuleOutcome {
     pub fn new(findings: Vec<Finding>, coverage: Coverage) -> Self {
         Self { findings, coverage }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SpanRow;
+
+    #[test]
+    fn related_spans_keep_their_order_once_each_and_never_the_finding_itself() {
+        let spans: Vec<SpanRow> = (0..6u8)
+            .map(|n| SpanRow {
+                trace_id: TraceId([1; 16]),
+                span_id: SpanId([n; 8]),
+                start_ns: i64::from(n),
+                name: "s".into(),
+                ..SpanRow::default()
+            })
+            .collect();
+        let model = Model::build(spans);
+        let at = |n: u8| {
+            model
+                .spans
+                .iter()
+                .position(|s| s.span_id == SpanId([n; 8]))
+                .unwrap()
+        };
+        let finding = Finding {
+            rule: "TL000",
+            name: "test",
+            severity: Severity::Info,
+            trace_id: TraceId([1; 16]),
+            span_id: SpanId([0; 8]),
+            conversation_id: None,
+            tool: None,
+            message: String::new(),
+            related: vec![SpanId([4; 8])],
+        };
+        let f = finding.with_related(&model, [at(3), at(0), at(4), at(1), at(3), at(5), at(1)]);
+        let ids: Vec<u8> = f.related.iter().map(|s| s.0[0]).collect();
+        assert_eq!(ids, [4, 3, 1, 5]);
+        // Tens of thousands of related spans, each once (quadratic while each addition scanned
+        // the list).
+        let many: Vec<SpanRow> = (0..60_000u32)
+            .map(|n| SpanRow {
+                trace_id: TraceId([2; 16]),
+                span_id: SpanId((u64::from(n) + 1).to_be_bytes()),
+                start_ns: i64::from(n),
+                name: "s".into(),
+                ..SpanRow::default()
+            })
+            .collect();
+        let model = Model::build(many);
+        let f = Finding {
+            related: Vec::new(),
+            ..f
+        }
+        .with_related(&model, (0..60_000).chain(0..60_000));
+        assert_eq!(f.related.len(), 60_000);
     }
 }
