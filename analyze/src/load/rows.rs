@@ -640,17 +640,13 @@ mod tests {
     use super::*;
     use schemas::columns::ANALYZER_COLUMNS;
 
-    fn shared(a: &SymList, b: &SymList) -> bool {
-        a.shares(b)
-    }
-
     #[test]
     fn equal_lists_are_shared_and_others_are_not() {
         let mut i = Interner::default();
         let a = i.list(["gen_ai.tool.name", "mcp.method.name"].into_iter());
         let b = i.list(["gen_ai.tool.name", "mcp.method.name"].into_iter());
         assert!(
-            shared(&a, &b),
+            a.shares(&b),
             "the same strings in the same order share one list"
         );
         let reordered = i.list(["mcp.method.name", "gen_ai.tool.name"].into_iter());
@@ -658,7 +654,7 @@ mod tests {
         // a prefix of one string must not read as the list of its pieces
         let split = i.list(["gen_ai.tool.namemcp.method.name"].into_iter());
         for other in [&reordered, &shorter, &split] {
-            assert!(!shared(&a, other));
+            assert!(!a.shares(other));
             assert_ne!(&*a, &**other);
         }
         assert_eq!(
@@ -700,9 +696,9 @@ mod tests {
             [late.as_str()]
         );
         assert_eq!(&*a, &*b);
-        assert!(!shared(&a, &b), "past the cap a list is its row's own");
+        assert!(!a.shares(&b), "past the cap a list is its row's own");
         let early = i.list(["k0"].into_iter());
-        assert!(shared(&early, &i.list(["k0"].into_iter())));
+        assert!(early.shares(&i.list(["k0"].into_iter())));
     }
 
     #[test]

@@ -303,9 +303,8 @@ impl Model {
     }
 
     /// The latest model call (with tool definitions) in the same agent run (or trace when there is
-    /// no agent run) that started before the call's anchor.
-    /// Latest by start, then span index; looked up in an index built on the first call
-    /// ([`model_calls`]).
+    /// no agent run) that started before the call's anchor: latest by start, then span index,
+    /// looked up in an index built on the first call ([`model_calls`]).
     pub fn preceding_model_call(&self, call: &Call) -> Option<usize> {
         let anchor = &self.spans[call.anchor];
         self.model_calls

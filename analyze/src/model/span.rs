@@ -95,7 +95,7 @@ impl SymList {
 impl SymList {
     /// The same allocation as `other` (both non-empty).
     pub(crate) fn shares(&self, other: &SymList) -> bool {
-        matches!((&self.0, &other.0), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
+        self.addr() != 0 && self.addr() == other.addr()
     }
     /// Allocates nothing.
     pub(crate) fn is_unallocated(&self) -> bool {
