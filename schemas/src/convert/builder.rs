@@ -15,6 +15,7 @@ pub(super) use super::attrs::AttrMapBuilder;
 use super::attrs::REDACTED;
 use super::content::Split;
 use super::nested::{EventsBuilder, LinksBuilder, StrListBuilder, ToolDefsBuilder};
+use super::null_runs::NullRuns;
 use crate::columns::{CONTENT_COLUMNS, N_CONTENT_COLUMNS};
 use crate::derived::Derived;
 use crate::error::SchemaError;
@@ -50,19 +51,26 @@ pub struct RowParts<'a> {
 }
 
 enum SlotBuilder {
-    Str(StringBuilder),
-    Int(Int64Builder),
+    Str(SparseStr),
+    Int(SparseInt),
     List(StrListBuilder),
 }
+
+/// A string column that is NULL in most rows ([`NullRuns`]).
+type SparseStr = NullRuns<StringBuilder>;
+/// An integer column that is NULL in most rows.
+type SparseInt = NullRuns<Int64Builder>;
+/// A boolean column that is NULL in most rows.
+type SparseBool = NullRuns<BooleanBuilder>;
 
 /// Builders for every column.
 pub struct SpanBatchBuilder {
     trace_id: BinaryBuilder,
     span_id: BinaryBuilder,
     parent_span_id: BinaryBuilder,
-    trace_state: StringBuilder,
+    trace_state: SparseStr,
     flags: Int64Builder,
-    parent_is_remote: BooleanBuilder,
+    parent_is_remote: SparseBool,
     name: StringBuilder,
     kind: StringBuilder,
     start_time: TimestampMicrosecondBuilder,
@@ -71,30 +79,30 @@ pub struct SpanBatchBuilder {
     end_ns: Int64Builder,
     duration_ns: Int64Builder,
     status_code: StringBuilder,
-    status_message: StringBuilder,
+    status_message: SparseStr,
     service_name: StringBuilder,
-    service_version: StringBuilder,
-    service_instance_id: StringBuilder,
+    service_version: SparseStr,
+    service_instance_id: SparseStr,
     resource_attributes: AttrMapBuilder,
     resource_dropped: Int64Builder,
-    resource_schema_url: StringBuilder,
+    resource_schema_url: SparseStr,
     scope_name: StringBuilder,
-    scope_version: StringBuilder,
+    scope_version: SparseStr,
     scope_attributes: AttrMapBuilder,
     scope_dropped: Int64Builder,
-    scope_schema_url: StringBuilder,
+    scope_schema_url: SparseStr,
     slots: Vec<SlotBuilder>,
-    content: [StringBuilder; N_CONTENT_COLUMNS],
+    content: [SparseStr; N_CONTENT_COLUMNS],
     content_attributes: AttrMapBuilder,
-    content_truncated: BooleanBuilder,
-    result_has_structured_content: BooleanBuilder,
-    result_is_error: BooleanBuilder,
+    content_truncated: SparseBool,
+    result_has_structured_content: SparseBool,
+    result_is_error: SparseBool,
     result_content_types: StrListBuilder,
-    result_type: StringBuilder,
-    result_text_is_json_object: BooleanBuilder,
-    tool_call_arguments_digest: StringBuilder,
+    result_type: SparseStr,
+    result_text_is_json_object: SparseBool,
+    tool_call_arguments_digest: SparseStr,
     tool_definitions: ToolDefsBuilder,
-    mcp_meta_traceparent: StringBuilder,
+    mcp_meta_traceparent: SparseStr,
     attributes: AttrMapBuilder,
     dropped_attributes: Int64Builder,
     events: EventsBuilder,
@@ -146,14 +154,16 @@ impl SpanBatchBuilder {
             |bytes_per_row: usize| StringBuilder::with_capacity(n, guessed_bytes(n, bytes_per_row));
         let ints = || Int64Builder::with_capacity(n);
         let bools = || BooleanBuilder::with_capacity(n);
+        let sparse_str = |bytes_per_row: usize| NullRuns::new(short(bytes_per_row));
+        let sparse_bool = || NullRuns::new(bools());
         let micros = || TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
         SpanBatchBuilder {
             trace_id: BinaryBuilder::with_capacity(n, n.saturating_mul(16)),
             span_id: BinaryBuilder::with_capacity(n, n.saturating_mul(8)),
             parent_span_id: BinaryBuilder::with_capacity(n, n.saturating_mul(8)),
-            trace_state: short(0),
+            trace_state: sparse_str(0),
             flags: ints(),
-            parent_is_remote: bools(),
+            parent_is_remote: sparse_bool(),
             name: short(24),
             kind: short(8),
             start_time: micros(),
@@ -162,37 +172,37 @@ impl SpanBatchBuilder {
             end_ns: ints(),
             duration_ns: ints(),
             status_code: short(5),
-            status_message: short(0),
+            status_message: sparse_str(0),
             service_name: short(16),
-            service_version: short(8),
-            service_instance_id: short(16),
+            service_version: sparse_str(8),
+            service_instance_id: sparse_str(16),
             resource_attributes: AttrMapBuilder::with_capacity(n, cap.resource_entries),
             resource_dropped: ints(),
-            resource_schema_url: short(0),
+            resource_schema_url: sparse_str(0),
             scope_name: short(16),
-            scope_version: short(8),
+            scope_version: sparse_str(8),
             scope_attributes: AttrMapBuilder::with_capacity(n, cap.scope_entries),
             scope_dropped: ints(),
-            scope_schema_url: short(40),
+            scope_schema_url: sparse_str(40),
             slots: SLOTS
                 .iter()
                 .map(|s| match s.kind {
-                    SlotKind::Str => SlotBuilder::Str(short(0)),
-                    SlotKind::Int => SlotBuilder::Int(ints()),
+                    SlotKind::Str => SlotBuilder::Str(sparse_str(0)),
+                    SlotKind::Int => SlotBuilder::Int(NullRuns::new(ints())),
                     SlotKind::StrList => SlotBuilder::List(StrListBuilder::with_capacity(n)),
                 })
                 .collect(),
-            content: std::array::from_fn(|_| short(0)),
+            content: std::array::from_fn(|_| sparse_str(0)),
             content_attributes: AttrMapBuilder::with_capacity(n, 0),
-            content_truncated: bools(),
-            result_has_structured_content: bools(),
-            result_is_error: bools(),
+            content_truncated: sparse_bool(),
+            result_has_structured_content: sparse_bool(),
+            result_is_error: sparse_bool(),
             result_content_types: StrListBuilder::with_capacity(n),
-            result_type: short(0),
-            result_text_is_json_object: bools(),
-            tool_call_arguments_digest: short(0),
+            result_type: sparse_str(0),
+            result_text_is_json_object: sparse_bool(),
+            tool_call_arguments_digest: sparse_str(0),
             tool_definitions: ToolDefsBuilder::new(),
-            mcp_meta_traceparent: short(0),
+            mcp_meta_traceparent: sparse_str(0),
             attributes: AttrMapBuilder::with_capacity(n, cap.span_entries),
             dropped_attributes: ints(),
             events: EventsBuilder::new(),
@@ -269,10 +279,10 @@ impl SpanBatchBuilder {
 
         for (builder, value) in self.slots.iter_mut().zip(parts.lifted.iter()) {
             match (builder, value) {
-                (SlotBuilder::Str(b), Some(SlotValue::Str(s))) => b.append_value(s),
-                (SlotBuilder::Str(b), _) => b.append_null(),
-                (SlotBuilder::Int(b), Some(SlotValue::Int(i))) => b.append_value(*i),
-                (SlotBuilder::Int(b), _) => b.append_null(),
+                (SlotBuilder::Str(b), Some(SlotValue::Str(s))) => b.append_option(Some(s)),
+                (SlotBuilder::Str(b), _) => b.null(),
+                (SlotBuilder::Int(b), Some(SlotValue::Int(i))) => b.append_option(Some(*i)),
+                (SlotBuilder::Int(b), _) => b.null(),
                 (SlotBuilder::List(b), Some(SlotValue::List(l))) => b.row(Some(l.as_slice())),
                 (SlotBuilder::List(b), _) => b.row::<&str>(None),
             }
@@ -338,11 +348,14 @@ impl SpanBatchBuilder {
         put(col::TRACE_ID, Arc::new(self.trace_id.finish()));
         put(col::SPAN_ID, Arc::new(self.span_id.finish()));
         put(col::PARENT_SPAN_ID, Arc::new(self.parent_span_id.finish()));
-        put(col::TRACE_STATE, Arc::new(self.trace_state.finish()));
+        put(
+            col::TRACE_STATE,
+            Arc::new(self.trace_state.flushed().finish()),
+        );
         put(col::FLAGS, Arc::new(self.flags.finish()));
         put(
             col::PARENT_IS_REMOTE,
-            Arc::new(self.parent_is_remote.finish()),
+            Arc::new(self.parent_is_remote.flushed().finish()),
         );
         put(col::NAME, Arc::new(self.name.finish()));
         put(col::KIND, Arc::new(self.kind.finish()));
@@ -352,15 +365,18 @@ impl SpanBatchBuilder {
         put(col::END_TIME_UNIX_NANO, Arc::new(self.end_ns.finish()));
         put(col::DURATION_NS, Arc::new(self.duration_ns.finish()));
         put(col::STATUS_CODE, Arc::new(self.status_code.finish()));
-        put(col::STATUS_MESSAGE, Arc::new(self.status_message.finish()));
+        put(
+            col::STATUS_MESSAGE,
+            Arc::new(self.status_message.flushed().finish()),
+        );
         put(col::SERVICE_NAME, Arc::new(self.service_name.finish()));
         put(
             col::SERVICE_VERSION,
-            Arc::new(self.service_version.finish()),
+            Arc::new(self.service_version.flushed().finish()),
         );
         put(
             col::SERVICE_INSTANCE_ID,
-            Arc::new(self.service_instance_id.finish()),
+            Arc::new(self.service_instance_id.flushed().finish()),
         );
         put(col::RESOURCE_ATTRIBUTES, self.resource_attributes.finish()?);
         put(
@@ -369,10 +385,13 @@ impl SpanBatchBuilder {
         );
         put(
             col::RESOURCE_SCHEMA_URL,
-            Arc::new(self.resource_schema_url.finish()),
+            Arc::new(self.resource_schema_url.flushed().finish()),
         );
         put(col::SCOPE_NAME, Arc::new(self.scope_name.finish()));
-        put(col::SCOPE_VERSION, Arc::new(self.scope_version.finish()));
+        put(
+            col::SCOPE_VERSION,
+            Arc::new(self.scope_version.flushed().finish()),
+        );
         put(col::SCOPE_ATTRIBUTES, self.scope_attributes.finish()?);
         put(
             col::SCOPE_DROPPED_ATTRIBUTES_COUNT,
@@ -380,45 +399,48 @@ impl SpanBatchBuilder {
         );
         put(
             col::SCOPE_SCHEMA_URL,
-            Arc::new(self.scope_schema_url.finish()),
+            Arc::new(self.scope_schema_url.flushed().finish()),
         );
         for (slot, builder) in SLOTS.iter().zip(self.slots.iter_mut()) {
             let array: ArrayRef = match builder {
-                SlotBuilder::Str(b) => Arc::new(b.finish()),
-                SlotBuilder::Int(b) => Arc::new(b.finish()),
+                SlotBuilder::Str(b) => Arc::new(b.flushed().finish()),
+                SlotBuilder::Int(b) => Arc::new(b.flushed().finish()),
                 SlotBuilder::List(b) => b.finish(slot.column)?,
             };
             put(slot.column, array);
         }
         for ((_, column), builder) in CONTENT_COLUMNS.iter().zip(self.content.iter_mut()) {
-            put(column, Arc::new(builder.finish()));
+            put(column, Arc::new(builder.flushed().finish()));
         }
         put(col::CONTENT_ATTRIBUTES, self.content_attributes.finish()?);
         put(
             col::CONTENT_TRUNCATED,
-            Arc::new(self.content_truncated.finish()),
+            Arc::new(self.content_truncated.flushed().finish()),
         );
         put(
             col::RESULT_HAS_STRUCTURED_CONTENT,
-            Arc::new(self.result_has_structured_content.finish()),
+            Arc::new(self.result_has_structured_content.flushed().finish()),
         );
         put(
             col::RESULT_IS_ERROR,
-            Arc::new(self.result_is_error.finish()),
+            Arc::new(self.result_is_error.flushed().finish()),
         );
         put(
             col::RESULT_CONTENT_TYPES,
             self.result_content_types
                 .finish(col::RESULT_CONTENT_TYPES)?,
         );
-        put(col::RESULT_TYPE, Arc::new(self.result_type.finish()));
+        put(
+            col::RESULT_TYPE,
+            Arc::new(self.result_type.flushed().finish()),
+        );
         put(
             col::RESULT_TEXT_IS_JSON_OBJECT,
-            Arc::new(self.result_text_is_json_object.finish()),
+            Arc::new(self.result_text_is_json_object.flushed().finish()),
         );
         put(
             col::TOOL_CALL_ARGUMENTS_DIGEST,
-            Arc::new(self.tool_call_arguments_digest.finish()),
+            Arc::new(self.tool_call_arguments_digest.flushed().finish()),
         );
         put(
             col::TOOL_DEFINITIONS,
@@ -426,7 +448,7 @@ impl SpanBatchBuilder {
         );
         put(
             col::MCP_META_TRACEPARENT,
-            Arc::new(self.mcp_meta_traceparent.finish()),
+            Arc::new(self.mcp_meta_traceparent.flushed().finish()),
         );
         put(col::ATTRIBUTES, self.attributes.finish()?);
         put(

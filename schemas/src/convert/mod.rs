@@ -16,6 +16,7 @@ mod attrs;
 mod builder;
 mod content;
 mod nested;
+mod null_runs;
 mod rejections;
 mod validate;
 
