@@ -220,7 +220,7 @@ async fn index_once(
         path: String::new(),
         cause,
     };
-    snapshot.register(ctx).await?;
+    snapshot.register_for_rows(ctx).await?;
     let mut df = ctx.table(TABLE).await.map_err(scan_err)?;
     for e in filter.exprs() {
         df = df.filter(e).map_err(scan_err)?;

@@ -30,7 +30,7 @@ use schemas::schema::col as c;
 use super::{Projection, RowReader, ScanFilter, TABLE};
 use crate::error::LoadError;
 use crate::model::span::{SpanId, SpanRow, TraceId};
-use crate::store::LOGS_TABLE;
+use crate::store::{FULL_TABLE, LOGS_TABLE};
 
 /// What the join did (reported in `scanned`).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -121,8 +121,14 @@ pub async fn join_logs(
         .map(|(_, s)| lit(ScalarValue::Binary(Some(s.0.to_vec()))))
         .collect();
     let columns: Vec<&str> = COLUMNS.iter().map(|d| d.name).collect();
+    // Whole rows: the analyzer's own table clips the attribute maps (`store::clip`).
+    let table = if ctx.table_exist(FULL_TABLE).unwrap_or(false) {
+        FULL_TABLE
+    } else {
+        TABLE
+    };
     let full = ctx
-        .table(TABLE)
+        .table(table)
         .await
         .map_err(spans_err)?
         .filter(col(c::SPAN_ID).in_list(ids, false))

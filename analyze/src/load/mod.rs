@@ -145,7 +145,7 @@ async fn scan_once(
 /// after window registers it once, before the first window.
 pub async fn register_once(ctx: &SessionContext, snapshot: &Snapshot) -> Result<(), LoadError> {
     if !ctx.table_exist(TABLE).unwrap_or(false) {
-        snapshot.register(ctx).await?;
+        snapshot.register_for_rows(ctx).await?;
     }
     Ok(())
 }

@@ -13,6 +13,7 @@
 //! WAL is on the collectors' disks.
 
 mod allowlist;
+pub mod clip;
 mod empty;
 pub mod filter;
 pub mod object_listing;
@@ -28,6 +29,7 @@ use std::sync::Arc;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
@@ -48,6 +50,9 @@ use wal_tail::WalTail;
 
 /// Name of the log record table for SQL (`tripline query`).
 pub const LOGS_TABLE: &str = schemas::logs::LOGS_TABLE;
+/// The span table with the full attribute maps, registered beside the analyzer's clipped
+/// [`TABLE`] when the log join needs whole rows ([`Snapshot::register_for_rows`]).
+pub const FULL_TABLE: &str = "spans_full_rows";
 
 /// A file that could not be read, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -330,15 +335,51 @@ impl Snapshot {
     }
 
     /// Registers table [`TABLE`]: the validated part files plus the WAL tail; and table
-    /// [`LOGS_TABLE`] the same way over `logs/`.
+    /// [`LOGS_TABLE`] the same way over `logs/`. The full schema, as SQL users see it.
     pub async fn register(&self, ctx: &SessionContext) -> Result<(), LoadError> {
+        self.register_as(ctx, Shape::Full).await
+    }
+
+    /// [`register`](Self::register) for the analyzer's row scans: the attribute maps' values
+    /// carry only their `str` field, the one the rows keep ([`clip`]).
+    /// The log join rebuilds whole spans from their stored rows, so when the snapshot has log
+    /// records the full table is registered beside it as [`FULL_TABLE`].
+    pub async fn register_for_rows(&self, ctx: &SessionContext) -> Result<(), LoadError> {
+        self.register_as(ctx, Shape::Rows).await?;
+        if self.total_log_records() > 0 {
+            let full = self.span_table(ctx, Shape::Full)?;
+            ctx.register_table(FULL_TABLE, full)
+                .map_err(|cause| LoadError::Scan {
+                    path: self.data_dir.display().to_string(),
+                    cause,
+                })?;
+        }
+        Ok(())
+    }
+
+    async fn register_as(&self, ctx: &SessionContext, shape: Shape) -> Result<(), LoadError> {
+        let table = self.span_table(ctx, shape)?;
+        self.register_logs(ctx)?;
+        ctx.register_table(TABLE, table)
+            .map_err(|cause| LoadError::Scan {
+                path: self.data_dir.display().to_string(),
+                cause,
+            })?;
+        Ok(())
+    }
+
+    /// The span table in `shape`: the validated part files plus the WAL tail.
+    fn span_table(
+        &self,
+        ctx: &SessionContext,
+        shape: Shape,
+    ) -> Result<Arc<dyn TableProvider>, LoadError> {
         let parquet = match (&self.remote, &self.spans_dir) {
             (_, _) if self.files.is_empty() => None,
-            (Some(remote), _) => Some(self.remote_listing_table(ctx, remote)?),
-            (None, Some(dir)) => Some(self.listing_table(ctx, dir)?),
+            (Some(remote), _) => Some(self.remote_listing_table(ctx, remote, shape)?),
+            (None, Some(dir)) => Some(self.listing_table(ctx, dir, shape)?),
             (None, None) => None,
         };
-        self.register_logs(ctx)?;
         let scan_err = |cause| LoadError::Scan {
             path: self.data_dir.display().to_string(),
             cause,
@@ -346,9 +387,19 @@ impl Snapshot {
         let wal: Option<Arc<dyn TableProvider>> = if self.wal_batches.is_empty() {
             None
         } else {
-            let schema = parquet.as_ref().map_or_else(table_schema, |p| p.schema());
-            let mem =
-                MemTable::try_new(schema, vec![self.wal_batches.clone()]).map_err(scan_err)?;
+            let schema = parquet
+                .as_ref()
+                .map_or_else(|| shape.table_schema(), |p| p.schema());
+            let batches = match shape {
+                Shape::Full => self.wal_batches.clone(),
+                Shape::Rows => self
+                    .wal_batches
+                    .iter()
+                    .map(clip::clip_batch)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| scan_err(e.into()))?,
+            };
+            let mem = MemTable::try_new(schema, vec![batches]).map_err(scan_err)?;
             Some(Arc::new(mem))
         };
         let table: Arc<dyn TableProvider> = match (parquet, wal) {
@@ -361,12 +412,11 @@ impl Snapshot {
                     .map_err(scan_err)?;
                 df.into_view()
             }
-            (None, None) => MemTable::try_new(table_schema(), vec![vec![]])
+            (None, None) => MemTable::try_new(shape.table_schema(), vec![vec![]])
                 .map(|m| Arc::new(m) as Arc<dyn TableProvider>)
                 .map_err(scan_err)?,
         };
-        ctx.register_table(TABLE, table).map_err(scan_err)?;
-        Ok(())
+        Ok(table)
     }
 
     /// Table [`LOGS_TABLE`]: the validated `logs/` part files plus the WAL tail's log records
@@ -388,6 +438,7 @@ impl Snapshot {
                 Some(listing_table_at(
                     &format!("{}/", dir.display()),
                     schemas::logs::log_schema(),
+                    Arc::new(ParquetFormat::default()),
                 )?)
             }
             _ => None,
@@ -449,6 +500,7 @@ impl Snapshot {
         &self,
         ctx: &SessionContext,
         spans_dir: &Path,
+        shape: Shape,
     ) -> Result<Arc<dyn TableProvider>, LoadError> {
         let path = format!("{}/", spans_dir.display());
         let scan_err = |cause| LoadError::Scan {
@@ -459,7 +511,7 @@ impl Snapshot {
         datafusion::object_store::path::Path::from_absolute_path(spans_dir)
             .map_err(|e| scan_err(datafusion::error::DataFusionError::External(Box::new(e))))?;
         self.register_local_store(ctx, Some(spans_dir));
-        listing_table_at(&path, schemas::span_schema())
+        shape.listing_table(&path)
     }
 
     /// The listing table over `s3://bucket/prefix/spans/`, through the bucket's object store
@@ -468,6 +520,7 @@ impl Snapshot {
         &self,
         ctx: &SessionContext,
         remote: &RemoteSource,
+        shape: Shape,
     ) -> Result<Arc<dyn TableProvider>, LoadError> {
         let spans = remote.location.spans_path();
         let path = format!("{}/", remote.location.object_url(&spans));
@@ -483,19 +536,55 @@ impl Snapshot {
         let store = allowlist::AllowListed::new(Arc::clone(&remote.store), spans, allowed);
         let url = ObjectStoreUrl::parse(remote.location.bucket_url()).map_err(scan_err)?;
         ctx.register_object_store(url.as_ref(), Arc::new(store) as Arc<dyn ObjectStore>);
-        listing_table_at(&path, schemas::span_schema())
+        shape.listing_table(&path)
+    }
+}
+
+/// Which schema table [`TABLE`] is registered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// The canonical span schema (`tripline query`, the MCP server).
+    Full,
+    /// The canonical schema with the attribute maps' values clipped to `str`
+    /// ([`clip::analysis_schema`]): what the analyzer's rows are built from.
+    Rows,
+}
+
+impl Shape {
+    fn span_schema(self) -> SchemaRef {
+        match self {
+            Shape::Full => schemas::span_schema(),
+            Shape::Rows => clip::analysis_schema(&schemas::span_schema()),
+        }
+    }
+
+    /// The span schema plus the partition columns.
+    fn table_schema(self) -> SchemaRef {
+        with_partition_columns(self.span_schema())
+    }
+
+    fn listing_table(self, path: &str) -> Result<Arc<dyn TableProvider>, LoadError> {
+        let format: Arc<dyn FileFormat> = match self {
+            Shape::Full => Arc::new(ParquetFormat::default()),
+            Shape::Rows => Arc::new(clip::AnalysisFormat::default()),
+        };
+        listing_table_at(path, self.span_schema(), format)
     }
 }
 
 /// The Hive-partitioned listing table at the URL `path` (ending in `/`), with the explicit
 /// `schema` (the canonical span or log record schema).
-fn listing_table_at(path: &str, schema: SchemaRef) -> Result<Arc<dyn TableProvider>, LoadError> {
+fn listing_table_at(
+    path: &str,
+    schema: SchemaRef,
+    format: Arc<dyn FileFormat>,
+) -> Result<Arc<dyn TableProvider>, LoadError> {
     let scan_err = |cause| LoadError::Scan {
         path: path.to_string(),
         cause,
     };
     let url = ListingTableUrl::parse(path).map_err(scan_err)?;
-    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
+    let options = ListingOptions::new(format)
         .with_file_extension(layout::PARQUET_SUFFIX)
         .with_table_partition_cols(
             PARTITION_COLUMNS
