@@ -1,25 +1,26 @@
-//! Reading only the attribute values the analyzer uses: the key and the `str` field of each
-//! entry of `attributes` and `content_attributes`.
+//! Reading only what the analyzer's rows keep of the nested columns: the key and the `str`
+//! field of each entry of `attributes` and `content_attributes`, and the name of each event.
 //!
 //! Why: an attribute map entry is seven Parquet leaves (key, and the value's `type`, `str`,
 //! `int`, `double`, `bool`, `bytes`), and decoding them was a fifth of `check`'s instructions
-//! (callgrind, 100,000 spans, session 18: `MapArrayReader` 20.7%). The analyzer's rows keep only
-//! keys and string values ([`crate::load::rows`]), so five of the seven leaves were decoded and
-//! dropped. DataFusion 55 prunes nested leaves for structs and lists but never inside a map
-//! (`datafusion-datasource-parquet`'s `nested_schema_pruning`: "maps are opaque"), so the
-//! clipping happens one level down, where the Parquet reader learns the file's layout: the
-//! footer handed to DataFusion ([`clip_metadata`]) describes each map's value as a struct of
-//! `str` alone, and the table the analyzer registers declares the same ([`analysis_schema`]).
-//! The column chunks themselves are untouched; the reader simply never fetches the others.
+//! (callgrind, 100,000 spans, session 18: `MapArrayReader` 20.7%); an event is ten. The rows
+//! keep only keys, string values and event names ([`crate::load::rows`]), so most leaves were
+//! decoded and dropped. DataFusion 55 prunes nested leaves for structs and lists but never
+//! inside a map (`datafusion-datasource-parquet`'s `nested_schema_pruning`: "maps are opaque"),
+//! so the clipping happens one level down, where the Parquet reader learns the file's layout:
+//! the footer handed to DataFusion ([`clip_metadata`]) describes each [`Clip`] column narrowed,
+//! and the table the analyzer registers declares the same ([`analysis_schema`]), so no cast is
+//! needed. The column chunks themselves are untouched; the reader never fetches the others.
 //!
 //! Only the analyzer's row scans use this shape ([`AnalysisFormat`]); `tripline query`, the MCP
-//! server and every external reader see the full map.
+//! server, the log join (which rebuilds whole spans) and every external reader see the full
+//! columns.
 
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, MapArray, RecordBatch, StructArray};
-use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+use arrow::array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, StructArray};
+use arrow::datatypes::{DataType, FieldRef, Fields, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -39,6 +40,7 @@ use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::parquet::arrow::arrow_reader::ArrowReaderOptions;
 use datafusion::parquet::arrow::async_reader::AsyncFileReader;
 use datafusion::parquet::arrow::{encode_arrow_schema, parquet_to_arrow_schema};
+use datafusion::parquet::basic::{ConvertedType, LogicalType};
 use datafusion::parquet::errors::{ParquetError, Result as ParquetResult};
 use datafusion::parquet::file::metadata::{
     FileMetaData, KeyValue, ParquetMetaData, ParquetMetaDataBuilder, RowGroupMetaData,
@@ -50,128 +52,189 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use schemas::schema::{col, value};
 
-/// The attribute maps read as key + `str`.
-pub const CLIPPED_MAPS: &[&str] = &[col::ATTRIBUTES, col::CONTENT_ATTRIBUTES];
+/// One narrowing: in column `column`, the struct reached through `via` (struct field names;
+/// map entries and list elements are stepped into on the way) keeps only the fields `keep`.
+#[derive(Debug, Clone, Copy)]
+pub struct Clip {
+    pub column: &'static str,
+    pub via: &'static [&'static str],
+    pub keep: &'static [&'static str],
+}
+
+/// What the analyzer's rows read of the nested columns: attribute maps as key + `str`, events
+/// as their names.
+pub const CLIPS: &[Clip] = &[
+    Clip {
+        column: col::ATTRIBUTES,
+        via: &["value"],
+        keep: &[value::STR],
+    },
+    Clip {
+        column: col::CONTENT_ATTRIBUTES,
+        via: &["value"],
+        keep: &[value::STR],
+    },
+    Clip {
+        column: col::EVENTS,
+        via: &[],
+        keep: &["name"],
+    },
+];
 
 /// The key under which Arrow writers store their schema in a Parquet footer.
 const ARROW_SCHEMA_KEY: &str = "ARROW:schema";
 
-/// `schema` with the value struct of every [`CLIPPED_MAPS`] map cut down to its `str` field.
+fn clip_of(column: &str) -> Option<&'static Clip> {
+    CLIPS.iter().find(|c| c.column == column)
+}
+
+/// `schema` with every [`CLIPS`] column narrowed.
 pub fn analysis_schema(schema: &Schema) -> SchemaRef {
     let fields: Vec<FieldRef> = schema
         .fields()
         .iter()
-        .map(|f| match clipped_type(f) {
-            Some(t) => Arc::new(f.as_ref().clone().with_data_type(t)),
-            None => Arc::clone(f),
-        })
+        .map(
+            |f| match clip_of(f.name()).and_then(|c| narrow_type(f.data_type(), c.via, c.keep)) {
+                Some(t) => Arc::new(f.as_ref().clone().with_data_type(t)),
+                None => Arc::clone(f),
+            },
+        )
         .collect();
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
-/// The clipped type of `field` when it is one of [`CLIPPED_MAPS`] with a clippable value.
-fn clipped_type(field: &Field) -> Option<DataType> {
-    if !CLIPPED_MAPS.contains(&field.name().as_str()) {
-        return None;
+/// `dt` narrowed, `None` when there is nothing to narrow (already narrow, or another shape).
+fn narrow_type(dt: &DataType, via: &[&str], keep: &[&str]) -> Option<DataType> {
+    match dt {
+        DataType::Map(entries, sorted) => {
+            let t = narrow_type(entries.data_type(), via, keep)?;
+            Some(DataType::Map(
+                Arc::new(entries.as_ref().clone().with_data_type(t)),
+                *sorted,
+            ))
+        }
+        DataType::List(element) => {
+            let t = narrow_type(element.data_type(), via, keep)?;
+            Some(DataType::List(Arc::new(
+                element.as_ref().clone().with_data_type(t),
+            )))
+        }
+        DataType::Struct(fields) => {
+            let fields = narrow_fields(fields, via, keep)?;
+            Some(DataType::Struct(fields))
+        }
+        _ => None,
     }
-    let DataType::Map(entries, sorted) = field.data_type() else {
-        return None;
-    };
-    let DataType::Struct(kv) = entries.data_type() else {
-        return None;
-    };
-    let [key, val] = kv.iter().collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    let DataType::Struct(value_fields) = val.data_type() else {
-        return None;
-    };
-    let str_field = value_fields.iter().find(|f| f.name() == value::STR)?;
-    if value_fields.len() == 1 {
-        return None;
-    }
-    let value = val
-        .as_ref()
-        .clone()
-        .with_data_type(DataType::Struct(Fields::from(vec![Arc::clone(str_field)])));
-    let entries = entries
-        .as_ref()
-        .clone()
-        .with_data_type(DataType::Struct(Fields::from(vec![
-            Arc::clone(key),
-            Arc::new(value),
-        ])));
-    Some(DataType::Map(Arc::new(entries), *sorted))
 }
 
-/// `batch` (of the full span schema) in [`analysis_schema`]'s shape: the same rows, the map
-/// values reduced to `str`. For spans the analyzer reads from the WAL tail rather than a file.
+fn narrow_fields(fields: &Fields, via: &[&str], keep: &[&str]) -> Option<Fields> {
+    match via {
+        [] => {
+            let kept: Vec<FieldRef> = fields
+                .iter()
+                .filter(|f| keep.contains(&f.name().as_str()))
+                .cloned()
+                .collect();
+            (!kept.is_empty() && kept.len() < fields.len()).then(|| Fields::from(kept))
+        }
+        [next, rest @ ..] => {
+            let i = fields.iter().position(|f| f.name() == next)?;
+            let t = narrow_type(fields[i].data_type(), rest, keep)?;
+            let mut out: Vec<FieldRef> = fields.iter().cloned().collect();
+            out[i] = Arc::new(fields[i].as_ref().clone().with_data_type(t));
+            Some(Fields::from(out))
+        }
+    }
+}
+
+/// `batch` in [`analysis_schema`]'s shape: the same rows, the [`CLIPS`] columns narrowed. For
+/// spans the analyzer reads from the WAL tail rather than a file.
 pub fn clip_batch(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
     let schema = analysis_schema(batch.schema().as_ref());
     let columns = batch
         .columns()
         .iter()
         .zip(schema.fields())
-        .map(|(column, field)| {
-            if CLIPPED_MAPS.contains(&field.name().as_str())
-                && column.data_type() != field.data_type()
-            {
-                clip_map_array(column, field.data_type())
-            } else {
-                Ok(Arc::clone(column))
+        .map(|(column, field)| match clip_of(field.name()) {
+            Some(c) if column.data_type() != field.data_type() => {
+                narrow_array(column, field.data_type(), c.via)
             }
+            _ => Ok(Arc::clone(column)),
         })
         .collect::<Result<Vec<_>, _>>()?;
     RecordBatch::try_new(schema, columns)
 }
 
-fn clip_map_array(column: &ArrayRef, to: &DataType) -> Result<ArrayRef, ArrowError> {
-    let not = |what: &str| ArrowError::SchemaError(format!("attribute map column: {what}"));
-    let map = column
-        .as_any()
-        .downcast_ref::<MapArray>()
-        .ok_or_else(|| not("not a map"))?;
-    let DataType::Map(entries_field, sorted) = to else {
-        return Err(not("target is not a map"));
-    };
-    let DataType::Struct(kv_fields) = entries_field.data_type() else {
-        return Err(not("target entries are not a struct"));
-    };
-    let DataType::Struct(value_fields) = kv_fields[1].data_type() else {
-        return Err(not("target value is not a struct"));
-    };
-    let values = map
-        .values()
-        .as_any()
-        .downcast_ref::<StructArray>()
-        .ok_or_else(|| not("value is not a struct"))?;
-    let strs = values
-        .column_by_name(value::STR)
-        .ok_or_else(|| not("value has no `str` field"))?;
-    let value = StructArray::try_new(
-        value_fields.clone(),
-        vec![Arc::clone(strs)],
-        values.nulls().cloned(),
-    )?;
-    let entries = StructArray::try_new(
-        kv_fields.clone(),
-        vec![Arc::clone(map.keys()), Arc::new(value)],
-        map.entries().nulls().cloned(),
-    )?;
-    Ok(Arc::new(MapArray::try_new(
-        Arc::clone(entries_field),
-        map.offsets().clone(),
-        entries,
-        map.nulls().cloned(),
-        *sorted,
-    )?))
+/// `array` as type `to` (a narrowing of its own type along `via`).
+fn narrow_array(array: &ArrayRef, to: &DataType, via: &[&str]) -> Result<ArrayRef, ArrowError> {
+    let shape = |what: &str| ArrowError::SchemaError(format!("narrowing a nested column: {what}"));
+    match to {
+        DataType::Map(entries_field, sorted) => {
+            let map = array
+                .as_any()
+                .downcast_ref::<MapArray>()
+                .ok_or_else(|| shape("not a map"))?;
+            let entries: ArrayRef = Arc::new(map.entries().clone());
+            let entries = narrow_array(&entries, entries_field.data_type(), via)?;
+            let entries = entries
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(|| shape("map entries are not a struct"))?
+                .clone();
+            Ok(Arc::new(MapArray::try_new(
+                Arc::clone(entries_field),
+                map.offsets().clone(),
+                entries,
+                map.nulls().cloned(),
+                *sorted,
+            )?))
+        }
+        DataType::List(element) => {
+            let list = array
+                .as_any()
+                .downcast_ref::<ListArray>()
+                .ok_or_else(|| shape("not a list"))?;
+            let values = narrow_array(list.values(), element.data_type(), via)?;
+            Ok(Arc::new(ListArray::try_new(
+                Arc::clone(element),
+                list.offsets().clone(),
+                values,
+                list.nulls().cloned(),
+            )?))
+        }
+        DataType::Struct(fields) => {
+            let s = array
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(|| shape("not a struct"))?;
+            let columns = fields
+                .iter()
+                .map(|f| {
+                    let child = s
+                        .column_by_name(f.name())
+                        .ok_or_else(|| shape(&format!("no field `{}`", f.name())))?;
+                    match via {
+                        [next, rest @ ..] if f.name() == next => {
+                            narrow_array(child, f.data_type(), rest)
+                        }
+                        _ => Ok(Arc::clone(child)),
+                    }
+                })
+                .collect::<Result<Vec<_>, ArrowError>>()?;
+            Ok(Arc::new(StructArray::try_new(
+                fields.clone(),
+                columns,
+                s.nulls().cloned(),
+            )?))
+        }
+        _ => Err(shape("not a nested type")),
+    }
 }
 
-/// `meta` describing only the key and `str` leaves of the [`CLIPPED_MAPS`] maps, or `None`
-/// when the file has nothing to clip (no such map, or already clipped). Row groups, page
-/// indexes and column orders keep the surviving leaves' entries unchanged; the Arrow schema in
-/// the key/value metadata is clipped the same way so the reader produces
-/// [`analysis_schema`]'s types exactly.
+/// `meta` describing only the leaves the [`CLIPS`] keep, or `None` when the file has nothing
+/// to clip (no such column, or already clipped). Row groups, page indexes and column orders
+/// keep the surviving leaves' entries unchanged; the Arrow schema in the key/value metadata is
+/// clipped the same way so the reader produces [`analysis_schema`]'s types exactly.
 pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMetaData>> {
     let file = meta.file_metadata();
     let descr = file.schema_descr();
@@ -179,10 +242,10 @@ pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMeta
     let mut changed = false;
     let mut fields = Vec::with_capacity(root.get_fields().len());
     for f in root.get_fields() {
-        match clip_map_group(f)? {
+        match clip_of(f.name()).and_then(|c| narrow_group(f, c.via, c.keep).transpose()) {
             Some(clipped) => {
                 changed = true;
-                fields.push(clipped);
+                fields.push(clipped?);
             }
             None => fields.push(Arc::clone(f)),
         }
@@ -190,13 +253,6 @@ pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMeta
     if !changed {
         return Ok(None);
     }
-    let kept: Vec<usize> = descr
-        .columns()
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !is_dropped_leaf(c.path().parts()))
-        .map(|(i, _)| i)
-        .collect();
     let info = root.get_basic_info();
     let new_root = Type::group_type_builder(info.name())
         .with_fields(fields)
@@ -205,15 +261,18 @@ pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMeta
         .with_id(info.has_id().then(|| info.id()))
         .build()?;
     let new_descr = Arc::new(SchemaDescriptor::new(Arc::new(new_root)));
-    if new_descr.num_columns() != kept.len()
-        || new_descr
-            .columns()
-            .iter()
-            .zip(&kept)
-            .any(|(c, &i)| c.path() != descr.column(i).path())
-    {
+    // The surviving leaves, in order: clipping only removes subtrees.
+    let mut kept = Vec::with_capacity(new_descr.num_columns());
+    let mut next = 0;
+    for (i, c) in descr.columns().iter().enumerate() {
+        if next < new_descr.num_columns() && new_descr.column(next).path() == c.path() {
+            kept.push(i);
+            next += 1;
+        }
+    }
+    if kept.len() != new_descr.num_columns() {
         return Err(ParquetError::General(
-            "clipping the attribute maps' leaves left the footer inconsistent".into(),
+            "clipping nested columns left the footer inconsistent".into(),
         ));
     }
 
@@ -257,44 +316,73 @@ fn keep<T: Clone>(per_leaf: &[T], kept: &[usize]) -> Vec<T> {
     kept.iter().map(|&i| per_leaf[i].clone()).collect()
 }
 
-/// A leaf of a clipped map's value other than `str`: `[map, key_value, value, field]`.
-fn is_dropped_leaf(path: &[String]) -> bool {
-    match path {
-        [map, _, v, field] => {
-            CLIPPED_MAPS.contains(&map.as_str()) && v == "value" && field != value::STR
+/// Group `t` narrowed along `via` to `keep` (the Parquet side of [`narrow_type`]): a MAP
+/// group is stepped into through its repeated `key_value` group, a LIST group through its
+/// repeated group's single `element`. `None` when there is nothing to narrow.
+fn narrow_group(t: &TypePtr, via: &[&str], keep: &[&str]) -> ParquetResult<Option<TypePtr>> {
+    if !t.is_group() {
+        return Ok(None);
+    }
+    let info = t.get_basic_info();
+    let wrapper = matches!(
+        info.logical_type_ref(),
+        Some(LogicalType::Map | LogicalType::List)
+    ) || matches!(
+        info.converted_type(),
+        ConvertedType::MAP | ConvertedType::MAP_KEY_VALUE | ConvertedType::LIST
+    );
+    if wrapper {
+        // MAP: `repeated group key_value { key; value }` is the entries struct itself.
+        // LIST: `repeated group list { element }` wraps the element.
+        let [repeated] = t.get_fields() else {
+            return Ok(None);
+        };
+        if !repeated.is_group() {
+            return Ok(None);
         }
-        _ => false,
+        let is_list = matches!(info.logical_type_ref(), Some(LogicalType::List))
+            || info.converted_type() == ConvertedType::LIST;
+        let inner = if is_list {
+            let [element] = repeated.get_fields() else {
+                return Ok(None);
+            };
+            match narrow_group(element, via, keep)? {
+                Some(e) => regroup(repeated, vec![e])?,
+                None => return Ok(None),
+            }
+        } else {
+            match narrow_group(repeated, via, keep)? {
+                Some(kv) => kv,
+                None => return Ok(None),
+            }
+        };
+        return Ok(Some(regroup(t, vec![inner])?));
     }
-}
-
-/// The map group `f` with its value group reduced to `str`, if `f` is one of [`CLIPPED_MAPS`]
-/// laid out as the writer lays it out (`map { repeated key_value { key; value { ... } } }`).
-fn clip_map_group(f: &TypePtr) -> ParquetResult<Option<TypePtr>> {
-    if !f.is_group() || !CLIPPED_MAPS.contains(&f.name()) {
-        return Ok(None);
+    let children = t.get_fields();
+    match via {
+        [] => {
+            let kept: Vec<TypePtr> = children
+                .iter()
+                .filter(|c| keep.contains(&c.name()))
+                .cloned()
+                .collect();
+            if kept.is_empty() || kept.len() == children.len() {
+                return Ok(None);
+            }
+            Ok(Some(regroup(t, kept)?))
+        }
+        [next, rest @ ..] => {
+            let Some(i) = children.iter().position(|c| c.name() == *next) else {
+                return Ok(None);
+            };
+            let Some(child) = narrow_group(&children[i], rest, keep)? else {
+                return Ok(None);
+            };
+            let mut out = children.to_vec();
+            out[i] = child;
+            Ok(Some(regroup(t, out)?))
+        }
     }
-    let [kv] = f.get_fields() else {
-        return Ok(None);
-    };
-    let Some([key, val]) = kv
-        .is_group()
-        .then(|| kv.get_fields())
-        .and_then(|c| c.get(..2))
-    else {
-        return Ok(None);
-    };
-    if kv.get_fields().len() != 2 || !val.is_group() || val.name() != "value" {
-        return Ok(None);
-    }
-    let Some(str_leaf) = val.get_fields().iter().find(|c| c.name() == value::STR) else {
-        return Ok(None);
-    };
-    if val.get_fields().len() == 1 {
-        return Ok(None);
-    }
-    let value = regroup(val, vec![Arc::clone(str_leaf)])?;
-    let kv = regroup(kv, vec![Arc::clone(key), value])?;
-    Ok(Some(regroup(f, vec![kv])?))
 }
 
 /// Group `g` with the children `fields` instead of its own.
@@ -332,9 +420,9 @@ fn clip_row_group(
 
 /// The footer's key/value metadata with the Arrow schema clipped like the Parquet schema.
 fn clip_key_value(kv: &[KeyValue], full: &SchemaDescriptor) -> ParquetResult<Vec<KeyValue>> {
-    let Some(_) = kv.iter().find(|e| e.key == ARROW_SCHEMA_KEY) else {
+    if !kv.iter().any(|e| e.key == ARROW_SCHEMA_KEY) {
         return Ok(kv.to_vec());
-    };
+    }
     let arrow = parquet_to_arrow_schema(full, Some(&kv.to_vec()))?;
     let clipped = encode_arrow_schema(&analysis_schema(&arrow));
     Ok(kv

@@ -1,15 +1,15 @@
-//! The analyzer reads the attribute maps as key + `str` (`analyze::store::clip`): a footer
-//! clipped that way must read back exactly the keys and string values of the full read, with
-//! five of the seven leaves of each map left on disk, and a WAL-tail batch clipped in memory
-//! must equal the same spans read from a clipped file.
+//! The analyzer reads the attribute maps as key + `str` and events as their names
+//! (`analyze::store::clip`): a footer clipped that way must read back exactly the keys, string
+//! values and event names of the full read, with the other leaves left on disk, and a WAL-tail
+//! batch clipped in memory must equal the same spans read from a clipped file.
 
 mod common;
 
 use std::fs::File;
 use std::sync::Arc;
 
-use analyze::store::clip::{analysis_schema, clip_batch, clip_metadata, CLIPPED_MAPS};
-use arrow::array::{Array, AsArray, MapArray, RecordBatch};
+use analyze::store::clip::{analysis_schema, clip_batch, clip_metadata, CLIPS};
+use arrow::array::{Array, AsArray, ListArray, MapArray, RecordBatch};
 use arrow::compute::concat_batches;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
@@ -76,8 +76,32 @@ fn entries(batch: &RecordBatch, name: &str) -> Vec<Entries> {
         .collect()
 }
 
+/// The event names of every row (`None` for a null list).
+fn event_names(batch: &RecordBatch) -> Vec<Option<Vec<Option<String>>>> {
+    let list: &ListArray = batch.column_by_name("events").unwrap().as_list();
+    let names = list
+        .values()
+        .as_struct()
+        .column_by_name("name")
+        .unwrap()
+        .as_string::<i32>()
+        .clone();
+    (0..list.len())
+        .map(|row| {
+            list.is_valid(row).then(|| {
+                let offsets = list.value_offsets();
+                (offsets[row] as usize..offsets[row + 1] as usize)
+                    .map(|j| names.is_valid(j).then(|| names.value(j).to_string()))
+                    .collect()
+            })
+        })
+        .collect()
+}
+
+const MAPS: [&str; 2] = ["attributes", "content_attributes"];
+
 #[test]
-fn a_clipped_footer_reads_the_same_keys_and_strings_from_two_of_seven_leaves() {
+fn a_clipped_footer_reads_the_same_keys_strings_and_event_names() {
     let batch = fixture_batch();
     let (_dir, path) = write(&batch);
     let file = File::open(&path).unwrap();
@@ -87,10 +111,12 @@ fn a_clipped_footer_reads_the_same_keys_and_strings_from_two_of_seven_leaves() {
         .unwrap();
     let clipped = clip_metadata(&full_meta).unwrap().expect("maps to clip");
 
-    // Five leaves (type, int, double, bool, bytes) of each clipped map are gone.
+    // Five leaves (type, int, double, bool, bytes) of each map and nine of an event (all but
+    // its name: time, the seven of its attribute map, the dropped count) are gone.
+    assert_eq!(CLIPS.len(), 3);
     let full_leaves = full_meta.file_metadata().schema_descr().num_columns();
     let clipped_leaves = clipped.file_metadata().schema_descr().num_columns();
-    assert_eq!(full_leaves - clipped_leaves, 5 * CLIPPED_MAPS.len());
+    assert_eq!(full_leaves - clipped_leaves, 5 + 5 + 9);
     assert_eq!(clipped.row_groups()[0].columns().len(), clipped_leaves);
     // Already clipped: nothing more to do.
     assert!(clip_metadata(&clipped).unwrap().is_none());
@@ -120,7 +146,7 @@ fn a_clipped_footer_reads_the_same_keys_and_strings_from_two_of_seven_leaves() {
     );
     assert_eq!(read.num_rows(), batch.num_rows());
     let mut with_entries = 0;
-    for name in CLIPPED_MAPS {
+    for name in MAPS {
         let want = entries(&full, name);
         assert_eq!(entries(&read, name), want, "{name}");
         with_entries += want.iter().flatten().filter(|e| !e.is_empty()).count();
@@ -129,9 +155,13 @@ fn a_clipped_footer_reads_the_same_keys_and_strings_from_two_of_seven_leaves() {
         with_entries > 50,
         "only {with_entries} rows with attributes"
     );
+    let names = event_names(&full);
+    assert_eq!(event_names(&read), names);
+    let with_events = names.iter().flatten().filter(|e| !e.is_empty()).count();
+    assert!(with_events > 0, "no fixture span has events");
     // Every other column reads back unchanged.
     for field in schemas::span_schema().fields() {
-        if !CLIPPED_MAPS.contains(&field.name().as_str()) {
+        if !CLIPS.iter().any(|c| c.column == field.name()) {
             assert_eq!(
                 read.column_by_name(field.name()).unwrap(),
                 full.column_by_name(field.name()).unwrap(),
@@ -144,7 +174,8 @@ fn a_clipped_footer_reads_the_same_keys_and_strings_from_two_of_seven_leaves() {
     // The WAL tail's batches are clipped in memory to the same arrays.
     let in_memory = clip_batch(&batch).unwrap();
     assert_eq!(in_memory.schema().fields(), read.schema().fields());
-    for name in CLIPPED_MAPS {
+    for clip in CLIPS {
+        let name = clip.column;
         assert_eq!(
             in_memory.column_by_name(name).unwrap(),
             read.column_by_name(name).unwrap(),
