@@ -1,11 +1,12 @@
 //! What a rule sees: the trace model, the policy, the MCP tool catalog and tunable options.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use super::partial::{call_key, Partial};
 use super::Coverage;
 use crate::model::{Call, Model, SpanId, SpanRow, ToolDef, TraceId, TraceSet};
-use crate::policy::{Effective, Policy};
+use crate::policy::{Effective, Policy, PolicySource};
 
 /// Thresholds of rules that have them (TL014 runaway loop and friends).
 #[derive(Clone, Debug)]
@@ -196,6 +197,9 @@ pub struct RuleInput<'a> {
     /// Per span of the model, whether its trace is in `core` (rules ask per span, many times:
     /// one lookup each up front).
     owned: Option<Vec<bool>>,
+    /// [`unapproved_calls`](Self::unapproved_calls), worked out by the first rule that asks
+    /// (TL002 reports them, TL016 leaves them to TL002).
+    unapproved: OnceLock<Vec<(&'a Call, PolicySource)>>,
 }
 
 impl<'a> RuleInput<'a> {
@@ -208,6 +212,7 @@ impl<'a> RuleInput<'a> {
             options: RuleOptions::default().with_limits(&policy.limits),
             core: None,
             owned: None,
+            unapproved: OnceLock::new(),
         }
     }
 
@@ -233,6 +238,7 @@ impl<'a> RuleInput<'a> {
                     .map(|s| core.contains(&s.trace_id))
                     .collect(),
             ),
+            unapproved: OnceLock::new(),
         }
     }
 
@@ -257,8 +263,16 @@ impl<'a> RuleInput<'a> {
     }
 
     /// Tool calls (logical), in start order.
-    pub fn tool_calls(&self) -> impl Iterator<Item = &Call> {
+    pub fn tool_calls(&self) -> impl Iterator<Item = &'a Call> + use<'a> {
         self.model.calls.iter().filter(|c| c.is_tool())
+    }
+
+    /// The calls that required approval, executed, and consumed no approval, in start order,
+    /// with where their policy came from ([`crate::rules::tl002_unconfirmed_write`]): worked out
+    /// once per input however many rules ask.
+    pub(crate) fn unapproved_calls(&self) -> &[(&'a Call, PolicySource)] {
+        self.unapproved
+            .get_or_init(|| super::tl002_unconfirmed_write::unapproved(self))
     }
 }
 

@@ -51,7 +51,14 @@ impl Rule for UnconfirmedWrite {
     fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
         let mut out = Partial::default();
-        for (call, eff_source) in unapproved(input, Some(&mut out)) {
+        // What was examined, and whose policy is unknown, over the owned calls.
+        for call in input.tool_calls() {
+            if input.owns(call.anchor) {
+                out.add(CALLS, 1);
+                effective_or_count(input, &mut out, call, call.tool.as_deref().unwrap_or("?"));
+            }
+        }
+        for &(call, eff_source) in input.unapproved_calls() {
             if !input.owns(call.anchor) {
                 continue;
             }
@@ -89,28 +96,17 @@ impl Rule for UnconfirmedWrite {
 }
 
 /// The calls TL002 reports, shared with TL016 (which leaves them to TL002 rather than report
-/// them twice): requires_approval, executed, and no approval consumed for them, in start order,
-/// with where the policy came from. Every call of the model consumes approvals in order (a call
-/// of a window's overlap may take an approval a core call would otherwise have), so the list
-/// holds calls the input does not own too; `tally` counts the owned calls examined and those
-/// whose policy is unknown.
-pub(crate) fn unapproved<'a>(
-    input: &'a RuleInput,
-    mut tally: Option<&mut Partial>,
-) -> Vec<(&'a Call, PolicySource)> {
+/// them twice) through [`RuleInput::unapproved_calls`]: requires_approval, executed, and no
+/// approval consumed for them, in start order, with where the policy came from. Every call of
+/// the model consumes approvals in order (a call of a window's overlap may take an approval a
+/// core call would otherwise have), so the list holds calls the input does not own too.
+pub(crate) fn unapproved<'a>(input: &RuleInput<'a>) -> Vec<(&'a Call, PolicySource)> {
     let model = input.model;
     let mut out = Vec::new();
     let mut approvals = Approvals::collect(model);
     for call in input.tool_calls() {
         let tool = call.tool.as_deref().unwrap_or("?");
-        let eff = match tally.as_deref_mut() {
-            Some(partial) if input.owns(call.anchor) => {
-                partial.add(CALLS, 1);
-                effective_or_count(input, partial, call, tool)
-            }
-            _ => input.effective_policy(tool),
-        };
-        let Some(eff) = eff else {
+        let Some(eff) = input.effective_policy(tool) else {
             continue;
         };
         if eff.class != PolicyClass::RequiresApproval || call.input_required {

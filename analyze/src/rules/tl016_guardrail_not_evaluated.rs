@@ -18,7 +18,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::input::short_list;
-use super::tl002_unconfirmed_write::unapproved;
 use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Call, McpRole, Model, Run};
 use crate::policy::tool_part;
@@ -166,7 +165,8 @@ impl Rule for GuardrailNotEvaluated {
                 evaluated.insert((model.span_run(i), name));
             }
         }
-        let left_to_tl002: HashSet<usize> = unapproved(input, None)
+        let left_to_tl002: HashSet<usize> = input
+            .unapproved_calls()
             .iter()
             .map(|(c, _)| c.anchor)
             .collect();
