@@ -1,16 +1,24 @@
 //! Pass 1's per-trace extents in bounded memory: a small hash map per scan task, flushed as a
-//! sorted run whenever it fills, and the runs merged once, in trace order, at the end.
+//! sorted run whenever it fills, the runs written to temporary files, and merged once, in trace
+//! order, at the end.
 //!
 //! Why: one hash map of every trace per scan task, merged into one at the end, peaked at
 //! 1,637 MiB for 7.3M traces at 100M spans (BENCHMARKS.md, session 9): each task's table at its
 //! capacity (a power of two, up to twice the entries), then the largest one grown while the
-//! others were still alive. A run is a sorted `Vec` at its exact size, in chunks freed as the
-//! final merge consumes them, and the merge writes the trace-ordered list the plan needs (no
-//! table, no sort of the result). A trace whose spans fall into several runs (it was open when a
-//! map was flushed, or its spans are in the files of several tasks) is folded in the merge.
+//! others were still alive. Sorted runs held in memory brought that down, but the runs alone are
+//! 57 bytes per trace and were the largest part of pass 1's peak at 100M spans (1,323 MiB,
+//! BENCHMARKS.md, session 19). A run cut because a task's map filled is therefore written to an
+//! unlinked temporary file (under `TMPDIR`; the kernel removes it when the process ends, even on
+//! `kill -9`) and read back a chunk at a time by the merge, so while pass 1 reads, what it holds
+//! per task is the map alone. The last, partial map of each task stays in memory (small stores
+//! never touch the disk). The merge writes the trace-ordered list the plan needs (no table, no
+//! sort of the result). A trace whose spans fall into several runs (it was open when a map was
+//! flushed, or its spans are in the files of several tasks) is folded in the merge.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Seek, Write};
 
 use super::index::TraceExtent;
 use crate::model::span::TraceId;
@@ -22,8 +30,13 @@ pub const NO_CONVERSATION: u64 = 0;
 /// entries, a power-of-two table at most twice the entries).
 const FLUSH_AT: usize = 1 << 18;
 
-/// Records per chunk of a run: the merge frees a chunk once it has read it.
+/// Records per chunk of a run: the merge frees a chunk once it has read it (and reads a spilled
+/// run's next chunk from its file only then).
 const CHUNK: usize = 1 << 14;
+
+/// Bytes of one record in a spilled run's file: the trace id, first start, last start, end,
+/// conversation hash and span count, then `has_end`.
+const REC_BYTES: usize = 16 + 8 * 5 + 1;
 
 type Fast = foldhash::fast::RandomState;
 
@@ -74,33 +87,131 @@ impl Extent {
 
 type Rec = (TraceId, Extent);
 
-/// A sorted run: chunks in reverse order (the next one is last), the current chunk's records.
+/// What [`ExtentRuns::finish`] returns: every trace's extent in trace order, and the (trace,
+/// conversation hash) links.
+pub type Finished = (Vec<TraceExtent>, Vec<(TraceId, u64)>);
+
+fn encode(out: &mut impl Write, (t, e): &Rec) -> io::Result<()> {
+    let mut b = [0u8; REC_BYTES];
+    b[..16].copy_from_slice(&t.0);
+    let words = [
+        e.first_ns as u64,
+        e.last_start_ns as u64,
+        e.end_ns as u64,
+        e.conversation,
+        e.spans,
+    ];
+    for (k, w) in words.iter().enumerate() {
+        b[16 + 8 * k..24 + 8 * k].copy_from_slice(&w.to_le_bytes());
+    }
+    b[REC_BYTES - 1] = u8::from(e.has_end);
+    out.write_all(&b)
+}
+
+fn decode(b: &[u8]) -> Rec {
+    let word =
+        |k: usize| u64::from_le_bytes(b[16 + 8 * k..24 + 8 * k].try_into().expect("8 bytes"));
+    let mut t = [0u8; 16];
+    t.copy_from_slice(&b[..16]);
+    (
+        TraceId(t),
+        Extent {
+            first_ns: word(0) as i64,
+            last_start_ns: word(1) as i64,
+            end_ns: word(2) as i64,
+            conversation: word(3),
+            spans: word(4),
+            has_end: b[REC_BYTES - 1] != 0,
+        },
+    )
+}
+
+/// Where a run's records wait to be merged.
+enum Stored {
+    /// In memory, in chunks in reverse order (the next one is last).
+    Memory(Vec<Vec<Rec>>),
+    /// In an unlinked temporary file, `left` records not read yet.
+    Disk { file: File, left: usize },
+}
+
+/// A sorted run and the chunk the merge is reading.
 struct Run {
-    chunks: Vec<Vec<Rec>>,
+    stored: Stored,
     current: std::vec::IntoIter<Rec>,
 }
 
+/// What a failed write or read of a spilled run says: where, and what to do.
+fn spill_error(e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!(
+            "pass 1 could not write or read back its sorted trace runs in a temporary file under \
+             {}: {e}; point TMPDIR at a writable directory with room (about 60 bytes per trace)",
+            std::env::temp_dir().display()
+        ),
+    )
+}
+
 impl Run {
-    fn new(sorted: Vec<Rec>) -> Self {
+    fn in_memory(sorted: Vec<Rec>) -> Self {
         let mut chunks: Vec<Vec<Rec>> = sorted.chunks(CHUNK).map(<[Rec]>::to_vec).collect();
         chunks.reverse();
         Self {
-            chunks,
+            stored: Stored::Memory(chunks),
             current: Vec::new().into_iter(),
         }
     }
 
-    fn len(&self) -> usize {
-        self.chunks.iter().map(Vec::len).sum::<usize>() + self.current.len()
+    fn on_disk(sorted: &[Rec]) -> io::Result<Self> {
+        let mut out = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
+        for r in sorted {
+            encode(&mut out, r)?;
+        }
+        let mut file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.rewind()?;
+        Ok(Self {
+            stored: Stored::Disk {
+                file,
+                left: sorted.len(),
+            },
+            current: Vec::new().into_iter(),
+        })
     }
 
-    fn next(&mut self) -> Option<Rec> {
+    fn len(&self) -> usize {
+        let stored = match &self.stored {
+            Stored::Memory(chunks) => chunks.iter().map(Vec::len).sum(),
+            Stored::Disk { left, .. } => *left,
+        };
+        stored + self.current.len()
+    }
+
+    fn next(&mut self) -> io::Result<Option<Rec>> {
         loop {
             if let Some(r) = self.current.next() {
-                return Some(r);
+                return Ok(Some(r));
             }
             // The consumed chunk is freed here.
-            self.current = self.chunks.pop()?.into_iter();
+            self.current = match &mut self.stored {
+                Stored::Memory(chunks) => match chunks.pop() {
+                    Some(chunk) => chunk.into_iter(),
+                    None => return Ok(None),
+                },
+                Stored::Disk { file, left } => {
+                    if *left == 0 {
+                        return Ok(None);
+                    }
+                    let n = (*left).min(CHUNK);
+                    let mut bytes = vec![0u8; n * REC_BYTES];
+                    file.read_exact(&mut bytes).map_err(spill_error)?;
+                    *left -= n;
+                    bytes
+                        .chunks_exact(REC_BYTES)
+                        .map(decode)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                }
+            };
         }
     }
 }
@@ -114,36 +225,56 @@ pub struct ExtentRuns {
     in_runs: usize,
     /// Links beyond each trace's first conversation (rare).
     links: HashSet<(TraceId, u64), Fast>,
+    /// Records in runs written to disk (counted in `in_runs` too).
+    on_disk: usize,
 }
 
 impl ExtentRuns {
-    /// Folds span extent `e` of `trace` in.
-    pub fn add(&mut self, trace: TraceId, e: Extent) {
+    /// Folds span extent `e` of `trace` in; a full map is written to disk as a sorted run.
+    pub fn add(&mut self, trace: TraceId, e: Extent) -> io::Result<()> {
         let links = &mut self.links;
         self.map
             .entry(trace)
             .and_modify(|x| x.merge_with_links(trace, &e, links))
             .or_insert(e);
         if self.map.len() >= FLUSH_AT {
-            self.flush();
+            self.spill()?;
         }
+        Ok(())
     }
 
-    /// The map's traces as one sorted run; the map keeps its capacity for the next ones.
+    /// The map's traces, sorted; the map keeps its capacity for the next ones.
+    fn drain_sorted(&mut self) -> Vec<Rec> {
+        let mut run: Vec<Rec> = self.map.drain().collect();
+        run.sort_unstable_by_key(|r| r.0);
+        self.in_runs += run.len();
+        run
+    }
+
+    /// The map's traces as one sorted run on disk.
+    fn spill(&mut self) -> io::Result<()> {
+        if self.map.is_empty() {
+            return Ok(());
+        }
+        let run = self.drain_sorted();
+        self.runs.push(Run::on_disk(&run).map_err(spill_error)?);
+        self.on_disk += run.len();
+        Ok(())
+    }
+
+    /// The map's traces as one sorted run in memory (a task's last, partial map).
     fn flush(&mut self) {
         if self.map.is_empty() {
             return;
         }
-        let mut run: Vec<Rec> = self.map.drain().collect();
-        run.sort_unstable_by_key(|r| r.0);
-        self.in_runs += run.len();
-        self.runs.push(Run::new(run));
+        let run = self.drain_sorted();
+        self.runs.push(Run::in_memory(run));
     }
 
-    /// Bytes held: the map at its capacity, the runs, the links.
+    /// Bytes held in memory: the map at its capacity, the runs not on disk, the links.
     pub fn bytes(&self) -> usize {
         self.map.capacity() * (std::mem::size_of::<Rec>() + 1)
-            + self.in_runs * std::mem::size_of::<Rec>()
+            + (self.in_runs - self.on_disk) * std::mem::size_of::<Rec>()
             + self.links.capacity() * (std::mem::size_of::<(TraceId, u64)>() + 1)
     }
 
@@ -152,13 +283,14 @@ impl ExtentRuns {
         other.flush();
         other.map = HashMap::default();
         self.in_runs += other.in_runs;
+        self.on_disk += other.on_disk;
         self.runs.append(&mut other.runs);
         self.links.extend(other.links);
     }
 
     /// Every trace once, ordered by trace id, and the (trace, conversation hash) links, sorted
-    /// and each once.
-    pub fn finish(mut self) -> (Vec<TraceExtent>, Vec<(TraceId, u64)>) {
+    /// and each once. Fails only when a spilled run cannot be read back.
+    pub fn finish(mut self) -> io::Result<Finished> {
         self.flush();
         self.map = HashMap::default();
         let total: usize = self.runs.iter().map(Run::len).sum();
@@ -167,7 +299,7 @@ impl ExtentRuns {
         let mut heads: BinaryHeap<Reverse<(TraceId, usize)>> = BinaryHeap::new();
         let mut current: Vec<Option<Extent>> = vec![None; self.runs.len()];
         for (i, run) in self.runs.iter_mut().enumerate() {
-            if let Some((t, e)) = run.next() {
+            if let Some((t, e)) = run.next()? {
                 current[i] = Some(e);
                 heads.push(Reverse((t, i)));
             }
@@ -187,7 +319,7 @@ impl ExtentRuns {
         };
         while let Some(Reverse((trace, i))) = heads.pop() {
             let e = current[i].take().expect("a run's head");
-            if let Some((t, next)) = self.runs[i].next() {
+            if let Some((t, next)) = self.runs[i].next()? {
                 current[i] = Some(next);
                 heads.push(Reverse((t, i)));
             }
@@ -207,7 +339,7 @@ impl ExtentRuns {
         conversations.sort_unstable();
         conversations.dedup();
         conversations.shrink_to_fit();
-        (traces, conversations)
+        Ok((traces, conversations))
     }
 }
 
@@ -268,15 +400,15 @@ mod tests {
                 .and_modify(|x| x.merge_with_links(t, &e, links))
                 .or_insert(e);
         }
-        let (want, want_links) = one.finish();
+        let (want, want_links) = one.finish().unwrap();
         assert!(want.len() > 1_000 && want_links.len() > 1_000);
-        // Three tasks, each flushing every 97 traces.
+        // Three tasks, each writing a run to disk every 97 traces.
         let mut tasks: Vec<ExtentRuns> = (0..3).map(|_| ExtentRuns::default()).collect();
         for (k, &(t, e)) in spans.iter().enumerate() {
             let task = &mut tasks[k % 3];
-            task.add(t, e);
+            task.add(t, e).unwrap();
             if task.map.len() >= 97 {
-                task.flush();
+                task.spill().unwrap();
             }
         }
         let mut all = ExtentRuns::default();
@@ -284,9 +416,44 @@ mod tests {
             all.absorb(t);
         }
         assert!(all.runs.len() > 100);
-        let (got, got_links) = all.finish();
+        let on_disk = all
+            .runs
+            .iter()
+            .filter(|r| matches!(r.stored, Stored::Disk { .. }))
+            .count();
+        assert!(on_disk > 100, "{on_disk} runs on disk");
+        let (got, got_links) = all.finish().unwrap();
         assert_eq!(got, want);
         assert_eq!(got_links, want_links);
         assert!(got.windows(2).all(|w| w[0].trace < w[1].trace));
+    }
+
+    /// A record reads back from a spilled run as it was written, extremes included.
+    #[test]
+    fn spilled_records_read_back_exactly() {
+        let recs: Vec<Rec> = (0..2 * CHUNK + 5)
+            .map(|k| {
+                let mut id = [0u8; 16];
+                id[..8].copy_from_slice(&(k as u64).to_be_bytes());
+                id[15] = 0xff;
+                let e = Extent {
+                    first_ns: if k % 2 == 0 { i64::MIN } else { -(k as i64) },
+                    last_start_ns: i64::MAX - k as i64,
+                    end_ns: k as i64,
+                    conversation: u64::MAX - k as u64,
+                    has_end: k % 3 == 0,
+                    spans: u64::MAX / (k as u64 + 1),
+                };
+                (TraceId(id), e)
+            })
+            .collect();
+        let mut run = Run::on_disk(&recs).unwrap();
+        assert_eq!(run.len(), recs.len());
+        let mut back = Vec::new();
+        while let Some(r) = run.next().unwrap() {
+            back.push(r);
+        }
+        assert_eq!(back, recs);
+        assert_eq!(run.len(), 0);
     }
 }

@@ -276,7 +276,9 @@ async fn index_once(
         guardrails,
     } = acc;
     // In trace order (deterministic: the plan ties on it), each trace once.
-    let (traces, conversations) = traces.finish();
+    let (traces, conversations) = traces
+        .finish()
+        .map_err(|e| scan_err(DataFusionError::IoError(e)))?;
     let mut partitions: Vec<PartitionRange> = partitions
         .into_iter()
         .map(|((date, hour), (first_ns, last_ns))| PartitionRange {
@@ -398,7 +400,9 @@ impl Pass1 {
                 has_end: !end.is_null(i),
                 spans: 1,
             };
-            self.traces.add(trace, e);
+            self.traces
+                .add(trace, e)
+                .map_err(DataFusionError::IoError)?;
             if !name.is_null(i) || decided.value(i) {
                 self.guardrails.add(
                     (!name.is_null(i)).then(|| name.value(i)),
@@ -570,7 +574,7 @@ mod tests {
                 partitions,
                 guardrails,
             } = acc;
-            let (traces, conversations) = traces.finish();
+            let (traces, conversations) = traces.finish().unwrap();
             let extent = |id: u8| {
                 let t = traces
                     .iter()
