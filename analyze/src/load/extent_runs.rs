@@ -221,12 +221,10 @@ impl Run {
 pub struct ExtentRuns {
     map: HashMap<TraceId, Extent, Fast>,
     runs: Vec<Run>,
-    /// Records in `runs`.
-    in_runs: usize,
+    /// Records in the runs held in memory (those on disk cost a file descriptor, not memory).
+    in_memory: usize,
     /// Links beyond each trace's first conversation (rare).
     links: HashSet<(TraceId, u64), Fast>,
-    /// Records in runs written to disk (counted in `in_runs` too).
-    on_disk: usize,
 }
 
 impl ExtentRuns {
@@ -247,7 +245,6 @@ impl ExtentRuns {
     fn drain_sorted(&mut self) -> Vec<Rec> {
         let mut run: Vec<Rec> = self.map.drain().collect();
         run.sort_unstable_by_key(|r| r.0);
-        self.in_runs += run.len();
         run
     }
 
@@ -258,7 +255,6 @@ impl ExtentRuns {
         }
         let run = self.drain_sorted();
         self.runs.push(Run::on_disk(&run).map_err(spill_error)?);
-        self.on_disk += run.len();
         Ok(())
     }
 
@@ -268,13 +264,14 @@ impl ExtentRuns {
             return;
         }
         let run = self.drain_sorted();
+        self.in_memory += run.len();
         self.runs.push(Run::in_memory(run));
     }
 
     /// Bytes held in memory: the map at its capacity, the runs not on disk, the links.
     pub fn bytes(&self) -> usize {
         self.map.capacity() * (std::mem::size_of::<Rec>() + 1)
-            + (self.in_runs - self.on_disk) * std::mem::size_of::<Rec>()
+            + self.in_memory * std::mem::size_of::<Rec>()
             + self.links.capacity() * (std::mem::size_of::<(TraceId, u64)>() + 1)
     }
 
@@ -282,8 +279,7 @@ impl ExtentRuns {
     pub fn absorb(&mut self, mut other: ExtentRuns) {
         other.flush();
         other.map = HashMap::default();
-        self.in_runs += other.in_runs;
-        self.on_disk += other.on_disk;
+        self.in_memory += other.in_memory;
         self.runs.append(&mut other.runs);
         self.links.extend(other.links);
     }
