@@ -172,3 +172,78 @@ fn an_unusable_spill_dir_is_an_error_with_exit_code_2() {
         eprintln!("read-only case skipped: permissions do not apply to this user");
     }
 }
+
+/// The `pass 1: R sorted trace runs spilled to DIR` line of `TRIPLINE_WINDOW_TRACE`.
+fn pass1_line(stderr: &[u8]) -> (usize, String) {
+    let text = String::from_utf8_lossy(stderr);
+    let rest = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("pass 1: ")
+                .filter(|r| r.contains("runs spilled"))
+        })
+        .unwrap_or_else(|| panic!("no pass-1 spill line in stderr:\n{text}"));
+    let (runs, dir) = rest
+        .split_once(" sorted trace runs spilled to ")
+        .expect("R sorted trace runs spilled to DIR");
+    (runs.parse().expect("a number of runs"), dir.to_string())
+}
+
+/// `tripline --data-dir STORE ARGS` with `TRIPLINE_WINDOW_TRACE` on and `envs` set.
+fn traced(store: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tripline"));
+    cmd.current_dir(repo())
+        .env("TRIPLINE_LOG", "warn")
+        .env("TRIPLINE_WINDOW_TRACE", "1")
+        .env_remove("TRIPLINE_PASS1_RUN_TRACES")
+        .arg("--data-dir")
+        .arg(store)
+        .args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run the tripline binary")
+}
+
+/// Pass 1's sorted runs of traces (`TRIPLINE_PASS1_RUN_TRACES` low, so the samples' few
+/// traces make several) go to `--spill-dir` for `check` and `report`, not to TMPDIR, and
+/// the output is the one of a run that kept them in memory.
+#[test]
+fn pass_one_runs_go_to_the_spill_dir() {
+    let store = samples_store();
+    let spill = tempfile::tempdir().expect("spill dir");
+    let dir = spill.path().to_str().expect("utf-8 temp path");
+    let low = [("TRIPLINE_PASS1_RUN_TRACES", "2")];
+    for args in [
+        &["check", "--format", "json", "--fail-on", "critical"][..],
+        &["report", "tools", "--format", "json"][..],
+    ] {
+        let plain = traced(store.path(), args, &[]);
+        assert!(
+            matches!(plain.status.code(), Some(0 | 1)),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&plain.stderr)
+        );
+        let (runs, _) = pass1_line(&plain.stderr);
+        assert_eq!(runs, 0, "{args:?}: the samples fit one map by default");
+        assert!(!plain.stdout.is_empty(), "{args:?}: a report");
+
+        let with_dir: Vec<&str> = args.iter().copied().chain(["--spill-dir", dir]).collect();
+        let spilled = traced(store.path(), &with_dir, &low);
+        assert_eq!(spilled.status.code(), plain.status.code(), "{args:?}");
+        let (runs, at) = pass1_line(&spilled.stderr);
+        assert!(runs > 5, "{args:?}: pass 1 wrote its runs to disk: {runs}");
+        assert_eq!(
+            Path::new(&at),
+            spill.path(),
+            "{args:?}: runs under --spill-dir"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&spilled.stdout),
+            String::from_utf8_lossy(&plain.stdout),
+            "{args:?}: the same output with pass 1's runs on disk"
+        );
+        // Unlinked files: nothing is left behind.
+        assert_eq!(std::fs::read_dir(spill.path()).expect("dir").count(), 0);
+    }
+}

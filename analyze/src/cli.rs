@@ -164,9 +164,10 @@ pub struct CheckArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub window_spans: u64,
     /// Where findings wait on disk once more than 100,000 are held (sorted runs in a temporary
-    /// directory, removed on exit; TRIPLINE_SPILL_FINDINGS sets the number), and, with `--since
-    /// last`, the new spans' ids past 2,000,000 (TRIPLINE_SPILL_IDS). Default: the system temp
-    /// dir (TMPDIR).
+    /// directory, removed on exit; TRIPLINE_SPILL_FINDINGS sets the number), where the first
+    /// pass writes its sorted runs of traces on a large store (about 60 bytes per trace, in
+    /// unlinked files), and, with `--since last`, the new spans' ids past 2,000,000
+    /// (TRIPLINE_SPILL_IDS). Default: the system temp dir (TMPDIR).
     #[arg(long, value_name = "DIR")]
     pub spill_dir: Option<PathBuf>,
     #[command(flatten)]
@@ -290,7 +291,9 @@ pub struct ReportArgs {
     /// html: conversations listed, and agent runs listed over all of them. Default 500.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_runs: Option<u64>,
-    /// html: where findings wait on disk once more than 100,000 are held, as for `check`.
+    /// Where the first pass writes its sorted runs of traces on a large store (about 60 bytes
+    /// per trace, in unlinked files), and for html where findings wait on disk once more than
+    /// 100,000 are held, as for `check`. Default: the system temp dir (TMPDIR).
     #[arg(long, value_name = "DIR")]
     pub spill_dir: Option<PathBuf>,
     /// conversations as a table: rows shown, the first by start (the table says how many it
@@ -458,6 +461,7 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
     let options = crate::window::WindowOptions {
         window_spans: args.window_spans,
         memory_limit: args.memory_limit,
+        spill_dir: args.spill_dir.clone(),
     };
     let spill = spill_options(args.spill_dir.as_deref())?;
     let scan = runtime()?.block_on(crate::check::check_store_streamed(
@@ -526,14 +530,15 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
     };
     if args.output.is_some()
         || args.policy.is_some()
-        || args.spill_dir.is_some()
         || args.max_findings_per_rule.is_some()
         || args.max_runs.is_some()
     {
         anyhow::bail!(
-            "--output, --policy, --spill-dir, --max-findings-per-rule and --max-runs apply to `tripline report html` only; the other reports print to stdout (redirect it to keep one)"
+            "--output, --policy, --max-findings-per-rule and --max-runs apply to `tripline report html` only; the other reports print to stdout (redirect it to keep one)"
         );
     }
+    // Checked before the scan, as for `check`: a typo fails in a second.
+    spill_options(args.spill_dir.as_deref())?;
     if args.max_rows.is_some()
         && (kind != crate::reports::ReportKind::Conversations || args.format != Format::Table)
     {
@@ -549,6 +554,7 @@ pub fn report(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result<
     let options = crate::window::WindowOptions {
         window_spans: args.window_spans,
         memory_limit: args.memory_limit,
+        spill_dir: args.spill_dir.clone(),
     };
     let scan = runtime()?.block_on(crate::check::report_store_bounded(
         data_dir, &filter, kind, &options,
@@ -580,6 +586,7 @@ fn report_conversations(
     let options = crate::window::WindowOptions {
         window_spans: args.window_spans,
         memory_limit: args.memory_limit,
+        spill_dir: args.spill_dir.clone(),
     };
     let style = ui.style();
     let max_rows = args.max_rows.map_or(render::DEFAULT_TABLE_ROWS, |n| {
@@ -635,6 +642,7 @@ fn report_html(data_dir: &Path, args: ReportArgs, ui: &UiArgs) -> anyhow::Result
     let options = crate::window::WindowOptions {
         window_spans: args.window_spans,
         memory_limit: args.memory_limit,
+        spill_dir: args.spill_dir.clone(),
     };
     let spill = spill_options(args.spill_dir.as_deref())?;
     let limits = render::html::PageLimits {

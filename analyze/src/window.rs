@@ -72,6 +72,8 @@ pub struct WindowOptions {
     pub window_spans: u64,
     /// Memory pool of the scans and the windows' models (`--memory-limit`), bytes.
     pub memory_limit: Option<usize>,
+    /// Where pass 1 writes its sorted trace runs (`--spill-dir`; `None`: TMPDIR).
+    pub spill_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for WindowOptions {
@@ -79,6 +81,7 @@ impl Default for WindowOptions {
         Self {
             window_spans: DEFAULT_WINDOW_SPANS,
             memory_limit: None,
+            spill_dir: None,
         }
     }
 }
@@ -543,9 +546,15 @@ pub async fn each_window_where(
     if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
         eprintln!("snapshot: {:?}, {}", started.elapsed(), memory());
     }
-    let idx = index::index_store(&mut snapshot, data_dir, filter, options.memory_limit)
-        .await
-        .map_err(|e| WindowError::load(e, "index the store (pass 1)", options.memory_limit))?;
+    let idx = index::index_store(
+        &mut snapshot,
+        data_dir,
+        filter,
+        options.memory_limit,
+        options.spill_dir.as_deref(),
+    )
+    .await
+    .map_err(|e| WindowError::load(e, "index the store (pass 1)", options.memory_limit))?;
     let facts = (idx.catalog, idx.guardrails);
     // A window (core and overlap) gets at most half the memory limit: the rest is the scan's
     // Arrow buffers, the pass-1 index and the findings so far.

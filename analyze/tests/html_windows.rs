@@ -71,6 +71,7 @@ fn windowed_passes(
     let options = WindowOptions {
         window_spans,
         memory_limit: None,
+        spill_dir: None,
     };
     let spill = SpillOptions {
         max_held,

@@ -48,6 +48,7 @@ fn windowed(dir: &Path, kind: ReportKind, window_spans: u64) -> (Vec<String>, us
     let options = WindowOptions {
         window_spans,
         memory_limit: None,
+        spill_dir: None,
     };
     let (built, scanned, stats) = rt()
         .block_on(report_store_bounded(
@@ -70,6 +71,7 @@ fn streamed_conversations(dir: &Path, window_spans: u64) -> Vec<String> {
     let options = WindowOptions {
         window_spans,
         memory_limit: None,
+        spill_dir: None,
     };
     FORMATS
         .iter()
@@ -218,6 +220,7 @@ fn assert_same_diff(baseline: &Path, candidate: &Path, sizes: &[u64]) -> String 
         let options = WindowOptions {
             window_spans: size,
             memory_limit: None,
+            spill_dir: None,
         };
         let report = rt()
             .block_on(diff_stores_with(baseline, candidate, &options))
@@ -285,6 +288,7 @@ fn conversation_rows_are_passed_on_as_the_windows_finish_them() {
             let options = WindowOptions {
                 window_spans: size,
                 memory_limit: None,
+                spill_dir: None,
             };
             let mut totals = conversations::Totals::default();
             let mut rows: Vec<ConversationRow> = Vec::new();
@@ -348,6 +352,7 @@ fn the_conversations_table_says_what_it_leaves_out() {
             &WindowOptions {
                 window_spans: 5,
                 memory_limit: None,
+                spill_dir: None,
             },
             &mut out,
         ))

@@ -23,6 +23,7 @@ fn options() -> WindowOptions {
     WindowOptions {
         window_spans: 5,
         memory_limit: None,
+        spill_dir: None,
     }
 }
 

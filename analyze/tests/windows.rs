@@ -33,6 +33,7 @@ fn windowed(dir: &Path, policy: &Policy, window_spans: u64) -> (String, WindowSt
     let options = WindowOptions {
         window_spans,
         memory_limit: None,
+        spill_dir: None,
     };
     let (report, scanned, stats) = rt()
         .block_on(check_store_bounded(
@@ -53,6 +54,7 @@ fn spilled(dir: &Path, policy: &Policy, window_spans: u64, max_held: usize) -> (
     let options = WindowOptions {
         window_spans,
         memory_limit: None,
+        spill_dir: None,
     };
     let tmp = tempfile::tempdir().unwrap();
     let spill = SpillOptions {
@@ -193,6 +195,7 @@ fn findings(dir: &Path, policy: &Policy, filter: &ScanFilter) -> Vec<String> {
     let options = WindowOptions {
         window_spans: 1,
         memory_limit: None,
+        spill_dir: None,
     };
     let (report, scanned, _) = rt()
         .block_on(check_store_bounded(dir, filter, policy, RULES, &options))
@@ -305,6 +308,7 @@ fn a_scan_over_the_memory_limit_is_an_error_naming_the_flag() {
     let options = WindowOptions {
         window_spans: 1_000_000,
         memory_limit: Some(1024),
+        spill_dir: None,
     };
     let e = rt()
         .block_on(check_store_bounded(

@@ -178,6 +178,7 @@ fn report_is_windowed_and_capped_by_max_rows() {
         let whole = analyze::window::WindowOptions {
             window_spans: u64::MAX,
             memory_limit: None,
+            spill_dir: None,
         };
         let mut want = Vec::new();
         analyze::check::conversations_store_streamed(

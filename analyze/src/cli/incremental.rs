@@ -51,6 +51,7 @@ pub(super) fn run(
         window: crate::window::WindowOptions {
             window_spans: args.window_spans,
             memory_limit: args.memory_limit,
+            spill_dir: args.spill_dir.clone(),
         },
         spill: super::spill_options(args.spill_dir.as_deref())?,
     };

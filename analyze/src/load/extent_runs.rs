@@ -8,8 +8,9 @@
 //! others were still alive. Sorted runs held in memory brought that down, but the runs alone are
 //! 57 bytes per trace and were the largest part of pass 1's peak at 100M spans (1,323 MiB,
 //! BENCHMARKS.md, session 19). A run cut because a task's map filled is therefore written to an
-//! unlinked temporary file (under `TMPDIR`; the kernel removes it when the process ends, even on
-//! `kill -9`) and read back a chunk at a time by the merge, so while pass 1 reads, what it holds
+//! unlinked temporary file (in `--spill-dir` when given, else under `TMPDIR`: a user who points
+//! the findings at a large disk because the temp dir is small means pass 1 too; the kernel
+//! removes the file when the process ends, even on `kill -9`) and read back a chunk at a time by the merge, so while pass 1 reads, what it holds
 //! per task is the map alone. The last, partial map of each task stays in memory (small stores
 //! never touch the disk). The merge writes the trace-ordered list the plan needs (no table, no
 //! sort of the result). A trace whose spans fall into several runs (it was open when a map was
@@ -19,6 +20,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, Write};
+use std::path::Path;
+use std::sync::Arc;
 
 use super::index::TraceExtent;
 use crate::model::span::TraceId;
@@ -29,6 +32,18 @@ pub const NO_CONVERSATION: u64 = 0;
 /// Traces a task's map holds before it is flushed as a run: about 34 MiB of table (64-byte
 /// entries, a power-of-two table at most twice the entries).
 const FLUSH_AT: usize = 1 << 18;
+
+/// [`FLUSH_AT`], or `TRIPLINE_PASS1_RUN_TRACES` (at least 1): tests set it low to make small
+/// stores write their runs to disk.
+fn flush_at() -> usize {
+    static AT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AT.get_or_init(|| {
+        std::env::var("TRIPLINE_PASS1_RUN_TRACES")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .map_or(FLUSH_AT, |n| n.max(1))
+    })
+}
 
 /// Records per chunk of a run: the merge frees a chunk once it has read it (and reads a spilled
 /// run's next chunk from its file only then).
@@ -140,14 +155,22 @@ struct Run {
     current: std::vec::IntoIter<Rec>,
 }
 
-/// What a failed write or read of a spilled run says: where, and what to do.
-fn spill_error(e: io::Error) -> io::Error {
+/// What a failed write or read of a spilled run in `dir` (`None`: TMPDIR) says: where, and what
+/// to do.
+fn spill_error(e: io::Error, dir: Option<&Path>) -> io::Error {
+    let (place, fix) = match dir {
+        Some(d) => (d.display().to_string(), "--spill-dir"),
+        None => (
+            std::env::temp_dir().display().to_string(),
+            "TMPDIR (or --spill-dir, where the command takes it)",
+        ),
+    };
     io::Error::new(
         e.kind(),
         format!(
             "pass 1 could not write or read back its sorted trace runs in a temporary file under \
-             {}: {e}; point TMPDIR at a writable directory with room (about 60 bytes per trace)",
-            std::env::temp_dir().display()
+             {place}: {e}; point {fix} at a writable directory with room (about 60 bytes per \
+             trace)"
         ),
     )
 }
@@ -162,8 +185,13 @@ impl Run {
         }
     }
 
-    fn on_disk(sorted: &[Rec]) -> io::Result<Self> {
-        let mut out = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
+    /// `sorted` written to an unlinked file in `dir` (`None`: TMPDIR).
+    fn on_disk(sorted: &[Rec], dir: Option<&Path>) -> io::Result<Self> {
+        let file = match dir {
+            Some(d) => tempfile::tempfile_in(d)?,
+            None => tempfile::tempfile()?,
+        };
+        let mut out = BufWriter::with_capacity(1 << 16, file);
         for r in sorted {
             encode(&mut out, r)?;
         }
@@ -186,7 +214,8 @@ impl Run {
         stored + self.current.len()
     }
 
-    fn next(&mut self) -> io::Result<Option<Rec>> {
+    /// The next record; `dir` only names the place in an error.
+    fn next(&mut self, dir: Option<&Path>) -> io::Result<Option<Rec>> {
         loop {
             if let Some(r) = self.current.next() {
                 return Ok(Some(r));
@@ -203,7 +232,8 @@ impl Run {
                     }
                     let n = (*left).min(CHUNK);
                     let mut bytes = vec![0u8; n * REC_BYTES];
-                    file.read_exact(&mut bytes).map_err(spill_error)?;
+                    file.read_exact(&mut bytes)
+                        .map_err(|e| spill_error(e, dir))?;
                     *left -= n;
                     bytes
                         .chunks_exact(REC_BYTES)
@@ -225,9 +255,21 @@ pub struct ExtentRuns {
     in_memory: usize,
     /// Links beyond each trace's first conversation (rare).
     links: HashSet<(TraceId, u64), Fast>,
+    /// Where full maps' runs are written (`--spill-dir`; `None`: TMPDIR).
+    dir: Option<Arc<Path>>,
+    /// Runs written to disk.
+    spilled: usize,
 }
 
 impl ExtentRuns {
+    /// Empty, writing its runs to files in `dir` (`None`: TMPDIR).
+    pub fn new(dir: Option<Arc<Path>>) -> Self {
+        Self {
+            dir,
+            ..Self::default()
+        }
+    }
+
     /// Folds span extent `e` of `trace` in; a full map is written to disk as a sorted run.
     pub fn add(&mut self, trace: TraceId, e: Extent) -> io::Result<()> {
         let links = &mut self.links;
@@ -235,7 +277,7 @@ impl ExtentRuns {
             .entry(trace)
             .and_modify(|x| x.merge_with_links(trace, &e, links))
             .or_insert(e);
-        if self.map.len() >= FLUSH_AT {
+        if self.map.len() >= flush_at() {
             self.spill()?;
         }
         Ok(())
@@ -254,7 +296,10 @@ impl ExtentRuns {
             return Ok(());
         }
         let run = self.drain_sorted();
-        self.runs.push(Run::on_disk(&run).map_err(spill_error)?);
+        let dir = self.dir.as_deref();
+        self.runs
+            .push(Run::on_disk(&run, dir).map_err(|e| spill_error(e, dir))?);
+        self.spilled += 1;
         Ok(())
     }
 
@@ -266,6 +311,11 @@ impl ExtentRuns {
         let run = self.drain_sorted();
         self.in_memory += run.len();
         self.runs.push(Run::in_memory(run));
+    }
+
+    /// Runs written to disk so far, and where (`None`: TMPDIR).
+    pub fn spilled(&self) -> (usize, Option<&Path>) {
+        (self.spilled, self.dir.as_deref())
     }
 
     /// Bytes held in memory: the map at its capacity, the runs not on disk, the links.
@@ -280,6 +330,7 @@ impl ExtentRuns {
         other.flush();
         other.map = HashMap::default();
         self.in_memory += other.in_memory;
+        self.spilled += other.spilled;
         self.runs.append(&mut other.runs);
         self.links.extend(other.links);
     }
@@ -294,8 +345,10 @@ impl ExtentRuns {
         let mut conversations: Vec<(TraceId, u64)> = Vec::new();
         let mut heads: BinaryHeap<Reverse<(TraceId, usize)>> = BinaryHeap::new();
         let mut current: Vec<Option<Extent>> = vec![None; self.runs.len()];
+        let dir = self.dir.clone();
+        let dir = dir.as_deref();
         for (i, run) in self.runs.iter_mut().enumerate() {
-            if let Some((t, e)) = run.next()? {
+            if let Some((t, e)) = run.next(dir)? {
                 current[i] = Some(e);
                 heads.push(Reverse((t, i)));
             }
@@ -315,7 +368,7 @@ impl ExtentRuns {
         };
         while let Some(Reverse((trace, i))) = heads.pop() {
             let e = current[i].take().expect("a run's head");
-            if let Some((t, next)) = self.runs[i].next()? {
+            if let Some((t, next)) = self.runs[i].next(dir)? {
                 current[i] = Some(next);
                 heads.push(Reverse((t, i)));
             }
@@ -443,13 +496,47 @@ mod tests {
                 (TraceId(id), e)
             })
             .collect();
-        let mut run = Run::on_disk(&recs).unwrap();
+        let mut run = Run::on_disk(&recs, None).unwrap();
         assert_eq!(run.len(), recs.len());
         let mut back = Vec::new();
-        while let Some(r) = run.next().unwrap() {
+        while let Some(r) = run.next(None).unwrap() {
             back.push(r);
         }
         assert_eq!(back, recs);
         assert_eq!(run.len(), 0);
+    }
+
+    /// Runs go to the directory asked for (`--spill-dir`), and one that cannot take them is an
+    /// error naming it and the flag, never a silent fallback to TMPDIR.
+    #[test]
+    fn runs_go_to_the_spill_dir_and_an_unusable_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        let mut runs = ExtentRuns::new(Some(Arc::from(gone.as_path())));
+        runs.add(TraceId([1; 16]), span(1, Some(2), 0)).unwrap();
+        let msg = runs.spill().unwrap_err().to_string();
+        assert!(
+            msg.contains(&gone.display().to_string()) && msg.contains("--spill-dir"),
+            "{msg}"
+        );
+
+        let mut runs = ExtentRuns::new(Some(Arc::from(dir.path())));
+        for k in 0..3u8 {
+            runs.add(TraceId([k; 16]), span(i64::from(k), None, 0))
+                .unwrap();
+            runs.spill().unwrap();
+        }
+        // The unlinked files are open in the directory asked for (Linux names them there).
+        let mut held_there = 0;
+        for fd in std::fs::read_dir("/proc/self/fd").unwrap() {
+            let target = std::fs::read_link(fd.unwrap().path()).unwrap_or_default();
+            if target.starts_with(dir.path()) {
+                held_there += 1;
+            }
+        }
+        assert_eq!(held_there, 3);
+        let (traces, _) = runs.finish().unwrap();
+        assert_eq!(traces.len(), 3);
+        assert!(traces.windows(2).all(|w| w[0].trace < w[1].trace));
     }
 }

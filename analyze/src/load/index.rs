@@ -153,7 +153,9 @@ pub async fn index_store(
     data_dir: &Path,
     filter: &ScanFilter,
     limit: Option<usize>,
+    spill_dir: Option<&Path>,
 ) -> Result<StoreIndex, LoadError> {
+    let spill_dir: Option<Arc<Path>> = spill_dir.map(Arc::from);
     let path = data_dir.join("spans").display().to_string();
     let scan_err = |cause| LoadError::Scan {
         path: path.clone(),
@@ -165,7 +167,7 @@ pub async fn index_store(
         e => e,
     };
     let ctx = session(limit).map_err(scan_err)?;
-    let done = match index_once(&ctx, snapshot, filter).await {
+    let done = match index_once(&ctx, snapshot, filter, spill_dir.clone()).await {
         // Out of memory pool is not a damaged file: no point decoding every file to find one.
         Err(e @ LoadError::Scan { .. }) if exhausted(&e).is_none() => {
             if snapshot.skip_undecodable() == 0 {
@@ -173,7 +175,7 @@ pub async fn index_store(
             }
             snapshot.require_data()?;
             let ctx = session(limit).map_err(scan_err)?;
-            index_once(&ctx, snapshot, filter).await
+            index_once(&ctx, snapshot, filter, spill_dir.clone()).await
         }
         other => other,
     };
@@ -215,6 +217,7 @@ async fn index_once(
     ctx: &SessionContext,
     snapshot: &Snapshot,
     filter: &ScanFilter,
+    spill_dir: Option<Arc<Path>>,
 ) -> Result<Indexed, LoadError> {
     let scan_err = |cause| LoadError::Scan {
         path: String::new(),
@@ -252,8 +255,9 @@ async fn index_once(
             // is the pool's error, as for the scans.
             let reservation =
                 MemoryConsumer::new("pass 1 index").register(&ctx.runtime_env().memory_pool);
+            let spill_dir = spill_dir.clone();
             tokio::spawn(async move {
-                let mut acc = Pass1::default();
+                let mut acc = Pass1::new(spill_dir);
                 while let Some(batch) = stream.next().await {
                     acc.add(&batch?)?;
                     reservation.try_resize(acc.bytes())?;
@@ -262,7 +266,7 @@ async fn index_once(
             })
         })
         .collect();
-    let mut acc = Pass1::default();
+    let mut acc = Pass1::new(spill_dir);
     for task in tasks {
         let part = task
             .await
@@ -275,6 +279,14 @@ async fn index_once(
         partitions,
         guardrails,
     } = acc;
+    if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
+        let (runs, dir) = traces.spilled();
+        let dir = dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        eprintln!(
+            "pass 1: {runs} sorted trace runs spilled to {}",
+            dir.display()
+        );
+    }
     // In trace order (deterministic: the plan ties on it), each trace once.
     let (traces, conversations) = traces
         .finish()
@@ -347,6 +359,14 @@ struct Pass1 {
 }
 
 impl Pass1 {
+    /// Empty; full maps of traces go to files in `spill_dir` (`None`: TMPDIR).
+    fn new(spill_dir: Option<Arc<Path>>) -> Self {
+        Self {
+            traces: ExtentRuns::new(spill_dir),
+            ..Self::default()
+        }
+    }
+
     /// Folds one batch of the light projection (columns in `index_once`'s order).
     fn add(&mut self, batch: &RecordBatch) -> Result<(), DataFusionError> {
         let ids = cast(batch.column(0), &DataType::Binary)?;
