@@ -556,11 +556,6 @@ pub async fn each_window_where(
     .await
     .map_err(|e| WindowError::load(e, "index the store (pass 1)", options.memory_limit))?;
     let facts = (idx.catalog, idx.guardrails);
-    // From here each window frees its model and scan buffers and the next one allocates as much
-    // about a second later: mimalloc keeps freed memory for reuse for 10 s instead of returning
-    // it and faulting it back in (collector::allocator::configure_for_analysis; BENCHMARKS.md,
-    // session 20). Not before pass 1, whose peak that would raise.
-    collector::allocator::configure_for_analysis();
     // A window (core and overlap) gets at most half the memory limit: the rest is the scan's
     // Arrow buffers, the pass-1 index and the findings so far.
     let window_spans = options.memory_limit.map_or(options.window_spans, |limit| {

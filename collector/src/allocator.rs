@@ -1,7 +1,6 @@
 //! mimalloc settings for the collector process, applied once at start-up by the binaries that
 //! use mimalloc as their global allocator (`tripline`, `tripline-collector`, `examples/collect`,
-//! `examples/request_path`), and a gentler set for the analyzer's window-by-window commands
-//! ([`configure_for_analysis`]).
+//! `examples/request_path`).
 //!
 //! Why: a whole-process profile of `tripline collect` under load (BENCHMARKS.md, session 7)
 //! spent 9.6% of the request threads' CPU in the kernel zeroing fresh transparent huge pages that
@@ -33,7 +32,7 @@ struct Setting {
 /// `mi_option_purge_delay` in mimalloc 3.x (`include/mimalloc.h`).
 const PURGE_DELAY: c_int = 15;
 
-/// The settings applied by [`configure`] (the collector).
+/// The settings applied by [`configure`].
 const SETTINGS: &[Setting] = &[
     // Never purge (decommit) freed memory: reuse it. mimalloc's default is 1,000 ms, which under
     // a steady load decommitted and re-faulted the same megabytes over and over.
@@ -43,23 +42,6 @@ const SETTINGS: &[Setting] = &[
         value: -1,
     },
 ];
-
-/// The settings applied by [`configure_for_analysis`]: by the analyzer once pass 1 has read
-/// the store, before its windows (`check`, `report`, `diff`, the MCP server's checks).
-///
-/// Why not the collector's: reading a store window by window frees each window's model and scan
-/// buffers and allocates the next ones about a second later, and with mimalloc's default purge
-/// delay much of that memory went back to the OS in between and was faulted in (and zeroed by
-/// the kernel) again: `check` at 10M spans spent 10–11 s in the kernel and 7.7% of its samples
-/// in `clear_page_erms`. With a 10 s delay the next window reuses it (BENCHMARKS.md, session
-/// 20, has the figures). Not set before pass 1, and never the collector's -1: memory pass 1
-/// frees would stay with the process (at 100M spans pass 1 peaked at 1,355 MiB with the delay
-/// against 1,191 without, and `check` held 1.9 GiB without any purge, session 19).
-const ANALYSIS: &[Setting] = &[Setting {
-    option: PURGE_DELAY,
-    env: "MIMALLOC_PURGE_DELAY",
-    value: 10_000,
-}];
 
 /// The mimalloc version whose option numbers [`SETTINGS`] uses (`MI_MALLOC_VERSION` / 100).
 const MIMALLOC_MAJOR_MINOR: c_int = 303;
@@ -74,21 +56,11 @@ unsafe extern "C" {
 /// Apply [`SETTINGS`] (each unless its `MIMALLOC_*` variable is set). Does nothing when the
 /// linked mimalloc is not the version the option numbers were written for.
 pub fn configure() {
-    apply(SETTINGS);
-}
-
-/// Apply [`ANALYSIS`], as [`configure`] does [`SETTINGS`]: for the commands that read a store
-/// window by window.
-pub fn configure_for_analysis() {
-    apply(ANALYSIS);
-}
-
-fn apply(settings: &[Setting]) {
     // SAFETY: `mi_version` takes no argument and only returns a constant.
     if unsafe { mi_version() } / 100 != MIMALLOC_MAJOR_MINOR {
         return;
     }
-    for s in settings {
+    for s in SETTINGS {
         if std::env::var_os(s.env).is_none() {
             // SAFETY: a valid option number of this mimalloc version (checked above); setting
             // an option is a plain store mimalloc reads on its next purge decision.
@@ -97,10 +69,10 @@ fn apply(settings: &[Setting]) {
     }
 }
 
-/// The current value of each of `settings`.
+/// The current value of each setting.
 #[cfg(test)]
-fn current(settings: &[Setting]) -> Vec<(&'static str, c_long)> {
-    settings
+fn current() -> Vec<(&'static str, c_long)> {
+    SETTINGS
         .iter()
         // SAFETY: as in `configure`.
         .map(|s| (s.env, unsafe { mi_option_get(s.option) }))
@@ -119,19 +91,12 @@ mod tests {
         assert_eq!(unsafe { mi_version() } / 100, MIMALLOC_MAJOR_MINOR);
     }
 
-    /// One test for both sets: the options are process-wide, so two tests would race.
     #[test]
     fn configure_sets_each_option_unless_the_environment_does() {
-        for (apply, settings) in [
-            (configure as fn(), SETTINGS),
-            (configure_for_analysis, ANALYSIS),
-            (configure, SETTINGS),
-        ] {
-            apply();
-            for (s, (env, value)) in settings.iter().zip(current(settings)) {
-                if std::env::var_os(env).is_none() {
-                    assert_eq!(value, s.value, "{env}");
-                }
+        configure();
+        for (s, (env, value)) in SETTINGS.iter().zip(current()) {
+            if std::env::var_os(env).is_none() {
+                assert_eq!(value, s.value, "{env}");
             }
         }
     }
