@@ -23,6 +23,24 @@ fn samples_store() -> tempfile::TempDir {
     dir
 }
 
+/// `tripline --data-dir STORE ARGS` with `TRIPLINE_WINDOW_TRACE` on, the spill bounds at their
+/// defaults unless `envs` sets them.
+fn traced(store: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tripline"));
+    cmd.current_dir(repo())
+        .env("TRIPLINE_LOG", "warn")
+        .env("TRIPLINE_WINDOW_TRACE", "1")
+        .env_remove("TRIPLINE_SPILL_FINDINGS")
+        .env_remove("TRIPLINE_PASS1_RUN_TRACES")
+        .arg("--data-dir")
+        .arg(store)
+        .args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run the tripline binary")
+}
+
 /// `check --format json --fail-on critical ARGS` with the spill bound `spill` (None: default),
 /// printing the windows' trace (the spill line) on stderr.
 fn check(store: &Path, spill: Option<&str>, args: &[&str]) -> Output {
@@ -31,27 +49,21 @@ fn check(store: &Path, spill: Option<&str>, args: &[&str]) -> Output {
 
 /// [`check`] in `format`.
 fn check_as(store: &Path, format: &str, spill: Option<&str>, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tripline"));
-    cmd.current_dir(repo())
-        .env("TRIPLINE_LOG", "warn")
-        .env("TRIPLINE_WINDOW_TRACE", "1")
-        .env_remove("TRIPLINE_SPILL_FINDINGS")
-        .arg("--data-dir")
-        .arg(store)
-        .args([
-            "check",
-            "--format",
-            format,
-            "--fail-on",
-            "critical",
-            "--window-spans",
-            "20",
-        ])
-        .args(args);
-    if let Some(n) = spill {
-        cmd.env("TRIPLINE_SPILL_FINDINGS", n);
-    }
-    cmd.output().expect("run the tripline binary")
+    let mut all = vec![
+        "check",
+        "--format",
+        format,
+        "--fail-on",
+        "critical",
+        "--window-spans",
+        "20",
+    ];
+    all.extend_from_slice(args);
+    let env: Vec<(&str, &str)> = spill
+        .map(|n| ("TRIPLINE_SPILL_FINDINGS", n))
+        .into_iter()
+        .collect();
+    traced(store, &all, &env)
 }
 
 /// The `findings: N, R sorted runs spilled[ to DIR]` line of `TRIPLINE_WINDOW_TRACE`: R and DIR.
@@ -187,22 +199,6 @@ fn pass1_line(stderr: &[u8]) -> (usize, String) {
         .split_once(" sorted trace runs spilled to ")
         .expect("R sorted trace runs spilled to DIR");
     (runs.parse().expect("a number of runs"), dir.to_string())
-}
-
-/// `tripline --data-dir STORE ARGS` with `TRIPLINE_WINDOW_TRACE` on and `envs` set.
-fn traced(store: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tripline"));
-    cmd.current_dir(repo())
-        .env("TRIPLINE_LOG", "warn")
-        .env("TRIPLINE_WINDOW_TRACE", "1")
-        .env_remove("TRIPLINE_PASS1_RUN_TRACES")
-        .arg("--data-dir")
-        .arg(store)
-        .args(args);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("run the tripline binary")
 }
 
 /// Pass 1's sorted runs of traces (`TRIPLINE_PASS1_RUN_TRACES` low, so the samples' few

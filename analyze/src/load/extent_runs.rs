@@ -10,8 +10,8 @@
 //! BENCHMARKS.md, session 19). A run cut because a task's map filled is therefore written to an
 //! unlinked temporary file (in `--spill-dir` when given, else under `TMPDIR`: a user who points
 //! the findings at a large disk because the temp dir is small means pass 1 too; the kernel
-//! removes the file when the process ends, even on `kill -9`) and read back a chunk at a time by the merge, so while pass 1 reads, what it holds
-//! per task is the map alone. The last, partial map of each task stays in memory (small stores
+//! removes the file when the process ends, even on `kill -9`) and read back a chunk at a time
+//! by the merge, so while pass 1 reads, what it holds per task is the map alone. The last, partial map of each task stays in memory (small stores
 //! never touch the disk). The merge writes the trace-ordered list the plan needs (no table, no
 //! sort of the result). A trace whose spans fall into several runs (it was open when a map was
 //! flushed, or its spans are in the files of several tasks) is folded in the merge.
@@ -257,8 +257,6 @@ pub struct ExtentRuns {
     links: HashSet<(TraceId, u64), Fast>,
     /// Where full maps' runs are written (`--spill-dir`; `None`: TMPDIR).
     dir: Option<Arc<Path>>,
-    /// Runs written to disk.
-    spilled: usize,
 }
 
 impl ExtentRuns {
@@ -299,7 +297,6 @@ impl ExtentRuns {
         let dir = self.dir.as_deref();
         self.runs
             .push(Run::on_disk(&run, dir).map_err(|e| spill_error(e, dir))?);
-        self.spilled += 1;
         Ok(())
     }
 
@@ -315,7 +312,12 @@ impl ExtentRuns {
 
     /// Runs written to disk so far, and where (`None`: TMPDIR).
     pub fn spilled(&self) -> (usize, Option<&Path>) {
-        (self.spilled, self.dir.as_deref())
+        let on_disk = self
+            .runs
+            .iter()
+            .filter(|r| matches!(r.stored, Stored::Disk { .. }))
+            .count();
+        (on_disk, self.dir.as_deref())
     }
 
     /// Bytes held in memory: the map at its capacity, the runs not on disk, the links.
@@ -330,7 +332,6 @@ impl ExtentRuns {
         other.flush();
         other.map = HashMap::default();
         self.in_memory += other.in_memory;
-        self.spilled += other.spilled;
         self.runs.append(&mut other.runs);
         self.links.extend(other.links);
     }
