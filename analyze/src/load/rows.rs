@@ -48,6 +48,7 @@ impl RowReader {
     ) -> Result<usize, LoadError> {
         let n = batch.num_rows();
         let cols = Columns::new(batch)?;
+        self.interner.last.resize(cols.strings.len(), None);
         let mut skipped = 0;
         out.reserve(n);
         for i in 0..n {
@@ -71,7 +72,26 @@ struct Interner {
     lists: HashMap<u64, Vec<SymList>, foldhash::fast::RandomState>,
     shared_lists: usize,
     list_hash: foldhash::fast::RandomState,
+    /// The same lists by their bytes as a column holds them ([`Interner::list_in`]), a bucket
+    /// per hash of those bytes.
+    raw: HashMap<u64, Vec<RawList>, foldhash::fast::RandomState>,
+    /// Bytes held by `raw`, at most [`MAX_RAW_BYTES`].
+    raw_bytes: usize,
+    /// Per string column of the batch being read, the value it interned last ([`Slot`]).
+    last: Vec<Option<Sym>>,
 }
+
+/// A shared list as its strings lie in a string column: their bytes back to back and where
+/// each one ends.
+struct RawList {
+    bytes: Box<[u8]>,
+    ends: Box<[usize]>,
+    list: SymList,
+}
+
+/// At most this many bytes of lists are kept for the one-hash lookup ([`Interner::list_in`]);
+/// past it lists are still shared, found string by string.
+const MAX_RAW_BYTES: usize = 8 << 20;
 
 /// At most this many distinct lists are shared per load; past it a list is allocated for its row
 /// alone. Spans of one shape repeat a few lists, but a store whose spans each carry a different
@@ -96,6 +116,14 @@ impl Interner {
     where
         I: Iterator<Item = &'a str> + Clone,
     {
+        self.list_shared(items).0
+    }
+
+    /// [`Interner::list`], and whether the list is shared (kept for later rows).
+    fn list_shared<'a, I>(&mut self, items: I) -> (SymList, bool)
+    where
+        I: Iterator<Item = &'a str> + Clone,
+    {
         let mut h = self.list_hash.build_hasher();
         let mut n = 0usize;
         for s in items.clone() {
@@ -103,27 +131,89 @@ impl Interner {
             n += 1;
         }
         if n == 0 {
-            return SymList::default();
+            return (SymList::default(), false);
         }
         let hash = h.finish();
         let same = |l: &&SymList| {
             l.len() == n && l.iter().zip(items.clone()).all(|(a, b)| a.as_str() == b)
         };
         if let Some(found) = self.lists.get(&hash).and_then(|b| b.iter().find(same)) {
-            return found.clone();
+            return (found.clone(), true);
         }
         let list = SymList::from(items.map(|s| self.get(s)).collect::<Vec<_>>());
         if self.shared_lists < MAX_SHARED_LISTS {
             self.lists.entry(hash).or_default().push(list.clone());
             self.shared_lists += 1;
+            return (list, true);
+        }
+        (list, false)
+    }
+
+    /// [`Interner::list`] of the non-null strings `lo..hi` of `a`. The strings of a list lie
+    /// back to back in the column, so a list seen before is found by one hash over those bytes
+    /// and two comparisons, not a hash and a comparison per string (attribute key lists are
+    /// tens of keys on every span).
+    fn list_in(&mut self, a: &StringArray, lo: usize, hi: usize) -> SymList {
+        let strings = || (lo..hi).filter(|&j| !a.is_null(j)).map(|j| a.value(j));
+        if lo >= hi {
+            return SymList::default();
+        }
+        if a.nulls()
+            .is_some_and(|n| n.slice(lo, hi - lo).null_count() > 0)
+        {
+            return self.list(strings());
+        }
+        let offsets = &a.value_offsets()[lo..=hi];
+        let (start, end) = (offsets[0] as usize, offsets[hi - lo] as usize);
+        let bytes = &a.value_data()[start..end];
+        let ends = || offsets[1..].iter().map(|&o| o as usize - start);
+        let mut h = self.list_hash.build_hasher();
+        h.write(bytes);
+        h.write_usize(hi - lo);
+        let hash = h.finish();
+        let same = |r: &&RawList| {
+            *r.bytes == *bytes && r.ends.len() == hi - lo && r.ends.iter().copied().eq(ends())
+        };
+        if let Some(found) = self.raw.get(&hash).and_then(|b| b.iter().find(same)) {
+            return found.list.clone();
+        }
+        let (list, shared) = self.list_shared(strings());
+        if shared && self.raw_bytes + bytes.len() <= MAX_RAW_BYTES {
+            self.raw_bytes += bytes.len();
+            self.raw.entry(hash).or_default().push(RawList {
+                bytes: bytes.into(),
+                ends: ends().collect(),
+                list: list.clone(),
+            });
         }
         list
     }
 }
 
-/// Reads a string value into the row (`&str` borrowed from the column, interner for the
-/// low-cardinality ones; ids stay plain `String`s).
-type StrSet = fn(&mut SpanRow, &str, &mut Interner);
+/// Reads a string value into the row (`&str` borrowed from the column, interned through the
+/// column's [`Slot`] for the low-cardinality ones; ids stay plain `String`s).
+type StrSet = fn(&mut SpanRow, &str, &mut Slot<'_>);
+
+/// The interner as one string column reaches it: the value the column interned last is
+/// compared before the interner is asked, so a run of equal values (a batch's spans share
+/// their service, scope and often their name) costs a comparison each, not a hash and a
+/// lookup.
+struct Slot<'a> {
+    interner: &'a mut Interner,
+    column: usize,
+}
+
+impl Slot<'_> {
+    fn get(&mut self, s: &str) -> Sym {
+        let last = &mut self.interner.last[self.column];
+        if let Some(v) = last.as_ref().filter(|v| v.as_str() == s) {
+            return v.clone();
+        }
+        let v = self.interner.get(s);
+        self.interner.last[self.column] = Some(v.clone());
+        v
+    }
+}
 /// Reads an integer value into the row.
 type IntSet = fn(&mut SpanRow, i64);
 /// Reads a (nullable) boolean into the row.
@@ -382,11 +472,7 @@ impl StrList {
         }
         let offsets = self.list.value_offsets();
         let (lo, hi) = (offsets[i] as usize, offsets[i + 1] as usize);
-        interner.list(
-            (lo..hi)
-                .filter(|&j| !self.values.is_null(j))
-                .map(|j| self.values.value(j)),
-        )
+        interner.list_in(&self.values, lo, hi)
     }
 }
 
@@ -498,11 +584,8 @@ impl StrMap {
     }
 
     fn keys(&self, i: usize, interner: &mut Interner) -> SymList {
-        interner.list(
-            self.range(i)
-                .filter(|&j| !self.keys.is_null(j))
-                .map(|j| self.keys.value(j)),
-        )
+        let r = self.range(i);
+        interner.list_in(&self.keys, r.start, r.end)
     }
 
     /// (key, string value) pairs of row `i` (entries without a string value are skipped).
@@ -589,9 +672,9 @@ impl Columns {
             status: StatusField(StatusCode::Unset),
             ..SpanRow::default()
         };
-        for (set, a) in &self.strings {
+        for (column, (set, a)) in self.strings.iter().enumerate() {
             if !a.is_null(i) {
-                set(&mut row, a.value(i), interner);
+                set(&mut row, a.value(i), &mut Slot { interner, column });
             }
         }
         for (set, a) in &self.ints {
@@ -672,6 +755,44 @@ mod tests {
             empty.is_empty() && empty.is_unallocated(),
             "an empty list allocates nothing"
         );
+    }
+
+    #[test]
+    fn lists_found_by_their_bytes_are_the_lists_of_their_strings() {
+        let mut i = Interner::default();
+        // Two batches holding the same list at different places, the same bytes cut
+        // differently, and a list with a null in it.
+        let first = StringArray::from(vec![Some("x"), Some("ab"), Some("c")]);
+        let second = StringArray::from(vec![
+            Some("ab"),
+            Some("c"),
+            Some("a"),
+            Some("bc"),
+            Some("ab"),
+            None,
+            Some("c"),
+        ]);
+        let a = i.list_in(&first, 1, 3);
+        let b = i.list_in(&second, 0, 2);
+        assert!(
+            a.shares(&b),
+            "the same strings share one list across batches"
+        );
+        let cut = i.list_in(&second, 2, 4);
+        assert!(!a.shares(&cut));
+        assert_eq!(cut.iter().map(Sym::as_str).collect::<Vec<_>>(), ["a", "bc"]);
+        let with_null = i.list_in(&second, 4, 7);
+        assert!(with_null.shares(&a), "nulls are skipped as before");
+        assert_eq!(
+            i.list_in(&first, 0, 1)
+                .iter()
+                .map(Sym::as_str)
+                .collect::<Vec<_>>(),
+            ["x"]
+        );
+        assert!(i.list_in(&first, 2, 2).is_unallocated());
+        // Each list is held once by its bytes.
+        assert_eq!(i.raw.values().map(Vec::len).sum::<usize>(), 3);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! What a rule sees: the trace model, the policy, the MCP tool catalog and tunable options.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use super::partial::{call_key, Partial};
@@ -200,6 +200,52 @@ pub struct RuleInput<'a> {
     /// [`unapproved_calls`](Self::unapproved_calls), worked out by the first rule that asks
     /// (TL002 reports them, TL016 leaves them to TL002).
     unapproved: OnceLock<Vec<(&'a Call, PolicySource)>>,
+    /// What the policy and the catalog say of each tool asked about ([`ToolFacts`]).
+    tools: ToolMemo,
+}
+
+/// What the policy file and the catalog say about one tool name.
+#[derive(Debug)]
+struct ToolFacts {
+    effective: Option<Effective>,
+    tags: Vec<String>,
+}
+
+/// [`ToolFacts`] by tool name, worked out on the first question about a name: rules ask per
+/// call, several rules per call, and each answer matched the name against every policy entry
+/// (namespaced names are matched by their last part) and looked it up in the catalog. Holds
+/// the names one window's model asked about; rules share it across their threads.
+#[derive(Debug, Default)]
+struct ToolMemo(std::sync::RwLock<HashMap<String, ToolFacts, foldhash::fast::RandomState>>);
+
+impl ToolMemo {
+    fn with<R>(
+        &self,
+        tool: &str,
+        policy: &Policy,
+        catalog: &Catalog,
+        f: impl Fn(&ToolFacts) -> R,
+    ) -> R {
+        // A poisoned lock only means another rule's thread panicked; the map is still whole.
+        if let Some(facts) = self
+            .0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(tool)
+        {
+            return f(facts);
+        }
+        let facts = ToolFacts {
+            effective: policy.effective(tool, catalog.get(tool)),
+            tags: policy.tags(tool).into_iter().map(str::to_string).collect(),
+        };
+        let answer = f(&facts);
+        self.0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(tool.to_string(), facts);
+        answer
+    }
 }
 
 impl<'a> RuleInput<'a> {
@@ -213,6 +259,7 @@ impl<'a> RuleInput<'a> {
             core: None,
             owned: None,
             unapproved: OnceLock::new(),
+            tools: ToolMemo::default(),
         }
     }
 
@@ -239,6 +286,7 @@ impl<'a> RuleInput<'a> {
                     .collect(),
             ),
             unapproved: OnceLock::new(),
+            tools: ToolMemo::default(),
         }
     }
 
@@ -254,12 +302,15 @@ impl<'a> RuleInput<'a> {
 
     /// Effective policy of a tool (registry, else observed MCP annotations).
     pub fn effective_policy(&self, tool: &str) -> Option<Effective> {
-        self.policy.effective(tool, self.catalog.get(tool))
+        self.tools
+            .with(tool, self.policy, &self.catalog, |f| f.effective)
     }
 
     /// Tags of a tool from the policy file.
     pub fn has_tag(&self, tool: &str, tag: &str) -> bool {
-        self.policy.has_tag(tool, tag)
+        self.tools.with(tool, self.policy, &self.catalog, |f| {
+            f.tags.iter().any(|t| t == tag)
+        })
     }
 
     /// Tool calls (logical), in start order.
@@ -317,5 +368,70 @@ pub fn short_list<'s>(items: impl IntoIterator<Item = &'s str>) -> String {
         0 => String::new(),
         n if n <= 5 => items.join(", "),
         n => format!("{} and {} more", items[..5].join(", "), n - 5),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::span::Sym;
+    use std::path::Path;
+
+    #[test]
+    fn remembered_answers_are_the_policys_answers() {
+        let policy = Policy::parse(
+            r#"
+[tools.raise_parts_order]
+policy = "requires_approval"
+tags = ["spend"]
+[tools."crm/export_service_records"]
+policy = "prohibited"
+tags = ["exfiltration", "private-data"]
+"#,
+            Path::new("p.toml"),
+        )
+        .expect("policy");
+        let mut catalog = Catalog::default();
+        let listed = ToolDef {
+            name: Sym::from("lookup"),
+            read_only_hint: Some(true),
+            ..ToolDef::default()
+        };
+        catalog.tools.insert("lookup".into(), listed.clone());
+        let model = Model::default();
+        let input = RuleInput::new(&model, &policy);
+        let input = RuleInput { catalog, ..input };
+        let names = [
+            "raise_parts_order",
+            "ops__raise_parts_order",
+            "export_service_records",
+            "crm/export_service_records",
+            "lookup",
+            "srv/lookup",
+            "unknown",
+        ];
+        // Asked twice (the second answer comes from the memo), in both orders of question.
+        for _ in 0..2 {
+            for name in names {
+                assert_eq!(
+                    input.effective_policy(name),
+                    policy.effective(name, input.catalog.get(name)),
+                    "{name}"
+                );
+                for tag in ["spend", "exfiltration", "private-data", "trusted"] {
+                    assert_eq!(
+                        input.has_tag(name, tag),
+                        policy.has_tag(name, tag),
+                        "{name} {tag}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            input.effective_policy("srv/lookup").map(|e| e.source),
+            Some(PolicySource::Annotations)
+        );
+        assert!(input.has_tag("crm/export_service_records", "exfiltration"));
+        assert!(!input.has_tag("raise_parts_order", "exfiltration"));
     }
 }

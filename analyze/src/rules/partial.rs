@@ -106,30 +106,61 @@ pub struct Partial {
     pub samples: BTreeMap<Vec<String>, Sample>,
     pub pending: Vec<Pending>,
     /// Counts by name, summed across windows.
-    pub counts: BTreeMap<&'static str, usize>,
+    pub counts: Counts,
     /// Counts by name and key (e.g. parentless server spans per MCP method), summed.
     pub keyed: BTreeMap<&'static str, BTreeMap<String, usize>>,
     /// Names by list, each with the order key it was first seen at; merged keeping the earliest.
     pub firsts: BTreeMap<&'static str, BTreeMap<String, OrderKey>>,
 }
 
+/// Counts by name. A rule keeps a handful and adds to them per span, so they are a short list
+/// searched by the name's address first (a rule passes its own constant), then by its text: a
+/// map compared names string by string on every span (callgrind, session 23).
+#[derive(Debug, Default)]
+pub struct Counts(Vec<(&'static str, usize)>);
+
+impl Counts {
+    fn find(&self, name: &str) -> Option<usize> {
+        self.0
+            .iter()
+            .position(|(n, _)| std::ptr::eq(*n, name) || *n == name)
+    }
+    /// Adds `n` to `name`.
+    pub fn add(&mut self, name: &'static str, n: usize) {
+        match self.find(name) {
+            Some(k) => self.0[k].1 += n,
+            None => self.0.push((name, n)),
+        }
+    }
+    /// The count `name`, if ever added.
+    pub fn get(&self, name: &str) -> Option<usize> {
+        self.find(name).map(|k| self.0[k].1)
+    }
+    /// Every count, in the order first added.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, usize)> + '_ {
+        self.0.iter().copied()
+    }
+}
+
 impl Partial {
     /// Adds `n` to count `name`.
     pub fn add(&mut self, name: &'static str, n: usize) {
-        *self.counts.entry(name).or_default() += n;
+        self.counts.add(name, n);
     }
     /// The count `name` (0 when never added).
     pub fn count(&self, name: &'static str) -> usize {
-        self.counts.get(name).copied().unwrap_or(0)
+        self.counts.get(name).unwrap_or(0)
     }
     /// Adds `n` to key `key` of the keyed count `name`.
     pub fn add_keyed(&mut self, name: &'static str, key: &str, n: usize) {
-        *self
-            .keyed
-            .entry(name)
-            .or_default()
-            .entry(key.to_string())
-            .or_default() += n;
+        let keys = self.keyed.entry(name).or_default();
+        match keys.get_mut(key) {
+            Some(count) => *count += n,
+            // The key is copied once, not on every call.
+            None => {
+                keys.insert(key.to_string(), n);
+            }
+        }
     }
     /// Records `item` in list `name`, seen at `at`.
     pub fn first_seen(&mut self, name: &'static str, item: &str, at: OrderKey) {
@@ -191,7 +222,7 @@ impl Partial {
         for (group, theirs) in other.samples {
             self.add_sample(group, theirs);
         }
-        for (name, n) in other.counts {
+        for (name, n) in other.counts.iter() {
             self.add(name, n);
         }
         for (name, keys) in other.keyed {
@@ -204,5 +235,35 @@ impl Partial {
                 self.first_seen(name, &item, at);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_found_by_address_or_by_text_and_merge() {
+        const SPANS: &str = "spans";
+        // The same text at another address, as another window's constant would be.
+        let other_spans: &'static str = Box::leak(String::from("spans").into_boxed_str());
+        let mut a = Partial::default();
+        a.add(SPANS, 2);
+        a.add("examined", 1);
+        a.add(other_spans, 3);
+        assert_eq!(a.count(SPANS), 5);
+        assert_eq!(a.count("examined"), 1);
+        assert_eq!(a.count("never"), 0);
+        let mut b = Partial::default();
+        b.add("examined", 4);
+        b.add("redacted", 1);
+        a.merge(b);
+        assert_eq!(
+            a.counts.iter().collect::<Vec<_>>(),
+            [("spans", 5), ("examined", 5), ("redacted", 1)]
+        );
+        a.add_keyed("by method", "tools/call", 1);
+        a.add_keyed("by method", "tools/call", 2);
+        assert_eq!(a.keyed["by method"]["tools/call"], 3);
     }
 }
