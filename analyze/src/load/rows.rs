@@ -61,9 +61,12 @@ impl RowReader {
     }
 }
 
-/// One `Arc<str>` per distinct string. Only for low-cardinality values (names, services, tools,
-/// methods, attribute keys, dialects, event names...): ids stay plain `String`s, interning them
-/// would only grow the set.
+/// One `Arc<str>` per distinct string. For values many spans repeat: names, services, tools,
+/// methods, attribute keys, dialects, event names, and the ids a conversation, an MCP session or
+/// a JSON-RPC exchange share (a conversation's id is on every one of its spans: one allocation
+/// per conversation, not per span). Ids of one span or one call (tool call ids, digests,
+/// traceparents) stay plain `String`s: interning them would only grow the set. The set lives as
+/// long as one scan task of one window, so what it holds is bounded by the window.
 #[derive(Default)]
 struct Interner {
     set: HashSet<Sym, foldhash::fast::RandomState>,
@@ -191,7 +194,7 @@ impl Interner {
 }
 
 /// Reads a string value into the row (`&str` borrowed from the column, interned through the
-/// column's [`Slot`] for the low-cardinality ones; ids stay plain `String`s).
+/// column's [`Slot`] for repeated ones; per-span ids stay plain `String`s).
 type StrSet = fn(&mut SpanRow, &str, &mut Slot<'_>);
 
 /// The interner as one string column reaches it: the value the column interned last is
@@ -249,8 +252,8 @@ const STRING_READERS: &[(&str, StrSet)] = &[
     (col::GEN_AI_REQUEST_MODEL, |r, v, i| {
         r.request_model = Some(i.get(v))
     }),
-    (col::GEN_AI_CONVERSATION_ID, |r, v, _| {
-        r.conversation_id = Some(v.to_string())
+    (col::GEN_AI_CONVERSATION_ID, |r, v, i| {
+        r.conversation_id = Some(i.get(v))
     }),
     (col::GEN_AI_AGENT_NAME, |r, v, i| {
         r.agent_name = Some(i.get(v))
@@ -268,14 +271,14 @@ const STRING_READERS: &[(&str, StrSet)] = &[
     (col::MCP_METHOD_NAME, |r, v, i| {
         r.mcp_method = Some(i.get(v))
     }),
-    (col::MCP_SESSION_ID, |r, v, _| {
-        r.mcp_session_id = Some(v.to_string())
+    (col::MCP_SESSION_ID, |r, v, i| {
+        r.mcp_session_id = Some(i.get(v))
     }),
     (col::MCP_RESOURCE_URI, |r, v, i| {
         r.mcp_resource_uri = Some(i.get(v))
     }),
-    (col::JSONRPC_REQUEST_ID, |r, v, _| {
-        r.jsonrpc_request_id = Some(v.to_string())
+    (col::JSONRPC_REQUEST_ID, |r, v, i| {
+        r.jsonrpc_request_id = Some(i.get(v))
     }),
     (col::RPC_RESPONSE_STATUS_CODE, |r, v, i| {
         r.rpc_response_status_code = Some(i.get(v))

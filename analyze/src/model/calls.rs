@@ -8,7 +8,7 @@
 use schemas::mcp_methods;
 
 use super::roles::McpRole;
-use super::span::SpanRow;
+use super::span::{SpanRow, Sym};
 
 /// What a call is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,8 +43,8 @@ pub struct Call {
     /// The MCP session (2025-11-25 and earlier); stateless revisions (2026-07-28) have none, and
     /// nothing groups by it: calls are grouped by conversation, then agent run, then trace
     /// ([`super::Model::call_scope`]).
-    pub session_id: Option<String>,
-    pub request_id: Option<String>,
+    pub session_id: Option<Sym>,
+    pub request_id: Option<Sym>,
     /// The JSON-RPC error code the call failed with (`rpc.response.status_code`, or an integer
     /// `error.type`), if a span recorded one: a protocol error, not a tool error (`isError`).
     pub jsonrpc_error: Option<String>,

@@ -13,7 +13,6 @@ pub mod stitch;
 pub mod transport;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 pub use calls::{Call, CallKind};
 pub use roles::McpRole;
@@ -43,7 +42,7 @@ pub struct Model {
     pub agent_run: Vec<Option<usize>>,
     /// The conversation id each span belongs to (own, or inherited from an ancestor); shared, so
     /// a conversation of a thousand spans holds its id once.
-    pub conversation: Vec<Option<Arc<str>>>,
+    pub conversation: Vec<Option<span::Sym>>,
     /// What the transport demotion cleared, so [`Model::into_rows`] gives the rows as loaded.
     demoted: Vec<transport::Demoted>,
     /// Model calls with tool definitions by agent run and trace, built on first use.
@@ -238,8 +237,8 @@ impl Model {
                     run = Some(i);
                 }
                 if let Some(c) = &s.conversation_id {
-                    if conv.as_deref() != Some(c.as_str()) {
-                        conv = Some(Arc::from(c.as_str()));
+                    if conv.as_ref() != Some(c) {
+                        conv = Some(c.clone());
                     }
                 }
                 self.agent_run[i] = run;

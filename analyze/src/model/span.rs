@@ -199,7 +199,7 @@ pub struct SpanRow {
     pub operation_name: Option<Sym>,
     pub provider_name: Option<Sym>,
     pub request_model: Option<Sym>,
-    pub conversation_id: Option<String>,
+    pub conversation_id: Option<Sym>,
     pub agent_name: Option<Sym>,
     pub agent_id: Option<Sym>,
     pub tool_name: Option<Sym>,
@@ -207,9 +207,9 @@ pub struct SpanRow {
     pub prompt_name: Option<Sym>,
     // MCP
     pub mcp_method: Option<Sym>,
-    pub mcp_session_id: Option<String>,
+    pub mcp_session_id: Option<Sym>,
     pub mcp_resource_uri: Option<Sym>,
-    pub jsonrpc_request_id: Option<String>,
+    pub jsonrpc_request_id: Option<Sym>,
     pub rpc_response_status_code: Option<Sym>,
     pub error_type: Option<Sym>,
     // seeds' custom

@@ -286,7 +286,6 @@ fn join_split_clients(model: &mut Model) {
             {
                 continue;
             }
-            let differs = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(x), Some(y)) if x != y);
             if differs(&h.arguments_digest, &c.arguments_digest)
                 || differs(&h.request_id, &c.request_id)
             {
@@ -388,6 +387,11 @@ impl StitchedGraph {
         }
         seen
     }
+}
+
+/// Both known and different.
+fn differs<T: PartialEq>(a: &Option<T>, b: &Option<T>) -> bool {
+    matches!((a, b), (Some(x), Some(y)) if x != y)
 }
 
 #[cfg(test)]

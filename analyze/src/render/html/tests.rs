@@ -28,7 +28,7 @@ fn broken_call() -> Vec<SpanRow> {
     let agent = SpanRow {
         operation_name: Some("invoke_agent".into()),
         agent_name: Some("support".into()),
-        conversation_id: Some(format!("conv {HOSTILE}")),
+        conversation_id: Some(format!("conv {HOSTILE}").as_str().into()),
         end_ns: span(1, 1, None, 500, "").end_ns,
         ..span(1, 1, None, 0, "invoke_agent support")
     };
