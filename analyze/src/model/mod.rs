@@ -281,8 +281,11 @@ impl Model {
     /// Grouping key for "the same conversation": the conversation id, else the agent run, else
     /// the trace of the anchor.
     pub fn call_scope(&self, call: &Call) -> Scope {
-        if let Some(c) = self.call_conversation(call) {
-            return Scope::Conversation(c.to_string());
+        if let Some(c) = std::iter::once(call.anchor)
+            .chain(call.members.iter().copied())
+            .find_map(|m| self.conversation[m].as_ref())
+        {
+            return Scope::Conversation(c.clone());
         }
         if let Some(r) = self.call_agent_run(call) {
             return Scope::AgentRun(r);
@@ -293,7 +296,7 @@ impl Model {
     /// Grouping key of a single span (same rule as [`Model::call_scope`]).
     pub fn span_scope(&self, i: usize) -> Scope {
         if let Some(c) = &self.conversation[i] {
-            return Scope::Conversation(c.to_string());
+            return Scope::Conversation(c.clone());
         }
         if let Some(r) = self.agent_run[i] {
             return Scope::AgentRun(r);
@@ -370,10 +373,11 @@ pub enum Run {
     Trace(TraceId),
 }
 
-/// A "same conversation" grouping key.
+/// A "same conversation" grouping key (the conversation id shared with the model, not copied:
+/// rules build one per call).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scope {
-    Conversation(String),
+    Conversation(span::Sym),
     AgentRun(usize),
     Trace(TraceId),
 }

@@ -52,7 +52,7 @@ enum ScopeKey {
 
 fn scope_key(model: &Model, scope: Scope) -> ScopeKey {
     match scope {
-        Scope::Conversation(c) => ScopeKey::Conversation(c),
+        Scope::Conversation(c) => ScopeKey::Conversation(c.to_string()),
         Scope::AgentRun(r) => ScopeKey::AgentRun(model.spans[r].trace_id, model.spans[r].span_id),
         Scope::Trace(t) => ScopeKey::Trace(t),
     }
