@@ -198,7 +198,12 @@ async fn scan_registered(
     // the files and turns every batch into rows as it arrives, so decoding and conversion use all
     // cores and only a few batches of Arrow data are alive at once. Row order does not matter:
     // the model sorts by start time.
-    let streams = df.execute_stream_partitioned().await.map_err(scan_err)?;
+    let plan = df.create_physical_plan().await.map_err(scan_err)?;
+    let streams = datafusion::physical_plan::execute_stream_partitioned(
+        std::sync::Arc::clone(&plan),
+        ctx.task_ctx(),
+    )
+    .map_err(scan_err)?;
     let tasks: Vec<_> = streams
         .into_iter()
         .map(|mut stream| {
@@ -237,6 +242,17 @@ async fn scan_registered(
         })??;
         parts.extend(part);
         decoded += rows;
+    }
+    // The scan's plan with DataFusion's metrics (rows pruned by statistics, by the page index
+    // and by the filters evaluated in the Parquet reader; decode time), for profiling.
+    if std::env::var_os("TRIPLINE_SCAN_METRICS").is_some() {
+        eprintln!(
+            "{}",
+            datafusion::physical_plan::display::DisplayableExecutionPlan::with_metrics(
+                plan.as_ref()
+            )
+            .indent(true)
+        );
     }
     Ok((parts, decoded))
 }
