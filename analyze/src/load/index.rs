@@ -307,10 +307,14 @@ async fn index_once(
     let op = || col(c::GEN_AI_OPERATION_NAME);
     let models: Vec<Expr> = MODEL_OPERATIONS.iter().map(|o| lit(*o)).collect();
     let defs = df
+        // The operation first: `A AND B` evaluates B only on the rows A keeps, copying the
+        // batch's columns to do so when A keeps few of them, and few rows carry definitions;
+        // most rows are not model calls, so this way the batch is not copied (session 23:
+        // `filter_record_batch` was 1.8% of `check`'s instructions at 1M spans).
         .filter(
-            col(c::TOOL_DEFINITIONS)
-                .is_not_null()
-                .and(op().is_null().or(op().in_list(models, true))),
+            op().is_null()
+                .or(op().in_list(models, true))
+                .and(col(c::TOOL_DEFINITIONS).is_not_null()),
         )
         .and_then(|d| d.select_columns(CATALOG_COLUMNS))
         .map_err(scan_err)?;
