@@ -523,28 +523,46 @@ impl StructList {
         let (_, c) = self.strings.iter().find(|(n, _)| n == field)?;
         (!c.is_null(j)).then(|| c.value(j))
     }
-
-    fn bool(&self, field: &str, j: usize) -> Option<bool> {
-        let (_, c) = self.bools.iter().find(|(n, _)| n == field)?;
-        (!c.is_null(j)).then(|| c.value(j))
-    }
 }
 
 fn tool_defs(a: &StructList, i: usize, interner: &mut Interner) -> Option<Vec<ToolDef>> {
     let range = a.range(i)?;
-    let mut sym = |name: &str, j: usize| a.str_ref(name, j).map(|v| interner.get(v));
+    // Each field's column found once per row, not once per definition: a model call carries
+    // the agent's whole catalog.
+    let strings = |f: &str| a.strings.iter().find(|(n, _)| n == f).map(|(_, c)| c);
+    let bools = |f: &str| a.bools.iter().find(|(n, _)| n == f).map(|(_, c)| c);
+    let [name, description, input_digest, output_digest] = [
+        field::NAME,
+        field::DESCRIPTION,
+        field::INPUT_SCHEMA_DIGEST,
+        field::OUTPUT_SCHEMA_DIGEST,
+    ]
+    .map(strings);
+    let [has_output_schema, read_only, destructive, idempotent, open_world] = [
+        field::HAS_OUTPUT_SCHEMA,
+        field::READ_ONLY_HINT,
+        field::DESTRUCTIVE_HINT,
+        field::IDEMPOTENT_HINT,
+        field::OPEN_WORLD_HINT,
+    ]
+    .map(bools);
+    let mut sym = |c: Option<&StringArray>, j: usize| {
+        c.filter(|c| !c.is_null(j))
+            .map(|c| interner.get(c.value(j)))
+    };
+    let flag = |c: Option<&BooleanArray>, j: usize| c.filter(|c| !c.is_null(j)).map(|c| c.value(j));
     Some(
         range
             .map(|j| ToolDef {
-                name: sym(field::NAME, j).unwrap_or_default(),
-                description: sym(field::DESCRIPTION, j),
-                has_output_schema: a.bool(field::HAS_OUTPUT_SCHEMA, j),
-                read_only_hint: a.bool(field::READ_ONLY_HINT, j),
-                destructive_hint: a.bool(field::DESTRUCTIVE_HINT, j),
-                idempotent_hint: a.bool(field::IDEMPOTENT_HINT, j),
-                open_world_hint: a.bool(field::OPEN_WORLD_HINT, j),
-                input_schema_digest: sym(field::INPUT_SCHEMA_DIGEST, j),
-                output_schema_digest: sym(field::OUTPUT_SCHEMA_DIGEST, j),
+                name: sym(name, j).unwrap_or_default(),
+                description: sym(description, j),
+                has_output_schema: flag(has_output_schema, j),
+                read_only_hint: flag(read_only, j),
+                destructive_hint: flag(destructive, j),
+                idempotent_hint: flag(idempotent, j),
+                open_world_hint: flag(open_world, j),
+                input_schema_digest: sym(input_digest, j),
+                output_schema_digest: sym(output_digest, j),
             })
             .collect(),
     )
