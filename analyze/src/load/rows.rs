@@ -208,8 +208,10 @@ struct Slot<'a> {
 
 impl Slot<'_> {
     fn get(&mut self, s: &str) -> Sym {
-        let last = &mut self.interner.last[self.column];
-        if let Some(v) = last.as_ref().filter(|v| v.as_str() == s) {
+        if let Some(v) = self.interner.last[self.column]
+            .as_ref()
+            .filter(|v| v.as_str() == s)
+        {
             return v.clone();
         }
         let v = self.interner.get(s);
@@ -519,8 +521,21 @@ impl StructList {
         Some(offsets[i] as usize..offsets[i + 1] as usize)
     }
 
+    /// The string field `field` of the struct, if it has one.
+    fn string_column(&self, field: &str) -> Option<&StringArray> {
+        self.strings
+            .iter()
+            .find(|(n, _)| n == field)
+            .map(|(_, c)| c)
+    }
+
+    /// The boolean field `field` of the struct, if it has one.
+    fn bool_column(&self, field: &str) -> Option<&BooleanArray> {
+        self.bools.iter().find(|(n, _)| n == field).map(|(_, c)| c)
+    }
+
     fn str_ref(&self, field: &str, j: usize) -> Option<&str> {
-        let (_, c) = self.strings.iter().find(|(n, _)| n == field)?;
+        let c = self.string_column(field)?;
         (!c.is_null(j)).then(|| c.value(j))
     }
 }
@@ -529,15 +544,13 @@ fn tool_defs(a: &StructList, i: usize, interner: &mut Interner) -> Option<Vec<To
     let range = a.range(i)?;
     // Each field's column found once per row, not once per definition: a model call carries
     // the agent's whole catalog.
-    let strings = |f: &str| a.strings.iter().find(|(n, _)| n == f).map(|(_, c)| c);
-    let bools = |f: &str| a.bools.iter().find(|(n, _)| n == f).map(|(_, c)| c);
     let [name, description, input_digest, output_digest] = [
         field::NAME,
         field::DESCRIPTION,
         field::INPUT_SCHEMA_DIGEST,
         field::OUTPUT_SCHEMA_DIGEST,
     ]
-    .map(strings);
+    .map(|f| a.string_column(f));
     let [has_output_schema, read_only, destructive, idempotent, open_world] = [
         field::HAS_OUTPUT_SCHEMA,
         field::READ_ONLY_HINT,
@@ -545,7 +558,7 @@ fn tool_defs(a: &StructList, i: usize, interner: &mut Interner) -> Option<Vec<To
         field::IDEMPOTENT_HINT,
         field::OPEN_WORLD_HINT,
     ]
-    .map(bools);
+    .map(|f| a.bool_column(f));
     let mut sym = |c: Option<&StringArray>, j: usize| {
         c.filter(|c| !c.is_null(j))
             .map(|c| interner.get(c.value(j)))

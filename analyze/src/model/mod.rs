@@ -254,9 +254,14 @@ impl Model {
 
     /// The conversation a call belongs to: its anchor's, else any member's.
     pub fn call_conversation(&self, call: &Call) -> Option<&str> {
+        self.call_conversation_id(call).map(span::Sym::as_str)
+    }
+
+    /// [`Model::call_conversation`] as the model's shared id.
+    fn call_conversation_id(&self, call: &Call) -> Option<&span::Sym> {
         std::iter::once(call.anchor)
             .chain(call.members.iter().copied())
-            .find_map(|m| self.conversation[m].as_deref())
+            .find_map(|m| self.conversation[m].as_ref())
     }
 
     /// The agent run a call belongs to.
@@ -281,10 +286,7 @@ impl Model {
     /// Grouping key for "the same conversation": the conversation id, else the agent run, else
     /// the trace of the anchor.
     pub fn call_scope(&self, call: &Call) -> Scope {
-        if let Some(c) = std::iter::once(call.anchor)
-            .chain(call.members.iter().copied())
-            .find_map(|m| self.conversation[m].as_ref())
-        {
+        if let Some(c) = self.call_conversation_id(call) {
             return Scope::Conversation(c.clone());
         }
         if let Some(r) = self.call_agent_run(call) {

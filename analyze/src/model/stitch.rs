@@ -127,21 +127,14 @@ pub fn stitch(model: &mut Model) {
             if hs.trace_id == os.trace_id {
                 continue;
             }
-            if let (Some(a), Some(b)) = (&h.tool, &o.tool) {
-                if a != b {
-                    continue;
-                }
+            if differs(&h.tool, &o.tool)
+                || differs(&h.request_id, &o.request_id)
+                || differs(&h.session_id, &o.session_id)
+            {
+                continue;
             }
-            let rid = match (&h.request_id, &o.request_id) {
-                (Some(a), Some(b)) if a != b => continue,
-                (Some(_), Some(_)) => true,
-                _ => false,
-            };
-            if let (Some(a), Some(b)) = (&h.session_id, &o.session_id) {
-                if a != b {
-                    continue;
-                }
-            }
+            // Both request ids known (and, by the check above, equal).
+            let rid = h.request_id.is_some() && o.request_id.is_some();
             let (w_start, w_end) = windows[pos];
             if os.start_ns < w_start - SKEW_NS || os.start_ns > w_end + SKEW_NS {
                 continue;
