@@ -13,6 +13,7 @@
 //! in its file like every other rule's, and `tripline rules` / `explain` list it from there.
 
 pub mod finding;
+mod groups;
 pub mod input;
 pub mod partial;
 pub mod spill;

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::groups::Groups;
 use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Call, Scope};
 
@@ -66,17 +67,14 @@ impl Rule for ToolErrorRetried {
         );
         let mut findings = Vec::new();
         // (scope, tool) -> calls in start order.
-        let mut groups: BTreeMap<(Scope, String), Vec<&Call>> = BTreeMap::new();
+        let mut groups: Groups<(Scope, &str), &Call> = Groups::default();
         for call in &calls {
-            let tool = call.tool.clone().unwrap_or_default();
-            groups
-                .entry((model.call_scope(call), tool))
-                .or_default()
-                .push(call);
+            let tool = call.tool.as_deref().unwrap_or_default();
+            groups.push((model.call_scope(call), tool), call);
         }
         let mut no_args_unjudged = 0;
         let mut no_result = 0;
-        for ((_, tool), seq) in &groups {
+        for ((_, tool), seq) in &groups.into_sorted() {
             // A scope (conversation, agent run, trace) is judged by the window owning its first
             // call: its calls are all in that window.
             if !seq.first().is_some_and(|c| input.owns(c.anchor)) {

@@ -1,8 +1,7 @@
 //! TL010 lethal-trifecta: in one conversation, private data read, then untrusted content
 //! ingested, then an exfiltration-capable tool called.
 
-use std::collections::BTreeMap;
-
+use super::groups::Groups;
 use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Call, CallKind, Scope};
 
@@ -45,18 +44,19 @@ impl Rule for LethalTrifecta {
 
     fn scan(&self, input: &RuleInput) -> Partial {
         let model = input.model;
-        let mut scopes: BTreeMap<Scope, Vec<&Call>> = BTreeMap::new();
+        let mut groups: Groups<Scope, &Call> = Groups::default();
         for call in &model.calls {
-            scopes.entry(model.call_scope(call)).or_default().push(call);
+            groups.push(model.call_scope(call), call);
         }
-        scopes.retain(|_, calls| calls.iter().any(|c| c.is_tool()));
+        let mut scopes = groups.into_sorted();
+        scopes.retain(|(_, calls)| calls.iter().any(|c| c.is_tool()));
         // A scope (conversation, agent run, trace) is judged by the window owning its first
         // call: its calls are all in that window.
-        scopes.retain(|_, calls| input.owns(calls[0].anchor));
+        scopes.retain(|(_, calls)| input.owns(calls[0].anchor));
         let mut out = Partial::default();
         out.add(SCOPES, scopes.len());
         let mut findings = Vec::new();
-        for calls in scopes.values() {
+        for (_, calls) in &scopes {
             let mut private: Option<&Call> = None;
             let mut untrusted: Option<&Call> = None;
             for call in calls {

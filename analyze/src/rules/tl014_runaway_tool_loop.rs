@@ -7,8 +7,9 @@
 //! `[limits]` (`max_calls_per_tool`, `max_model_turns`) or `check`'s flags; the defaults are
 //! declared once, below, and the docs, [`super::RuleOptions`] and the CLI help read them.
 
-use std::collections::BTreeMap;
+use std::collections::HashSet;
 
+use super::groups::Groups;
 use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Model, TraceId};
 
@@ -60,7 +61,7 @@ static DOCS: RuleDocs = RuleDocs {
 };
 
 /// What a loop is counted in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Unit {
     /// An `invoke_agent` span.
     Run(usize),
@@ -117,37 +118,46 @@ impl Rule for RunawayToolLoop {
         let model = input.model;
         let max_calls = input.options.max_calls_per_tool;
         let max_turns = input.options.max_model_turns;
-        // unit -> tool -> call anchors; unit -> model call spans.
-        let mut calls: BTreeMap<Unit, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
-        let mut turns: BTreeMap<Unit, Vec<usize>> = BTreeMap::new();
+        // (unit, tool) -> call anchors; unit -> model call spans; every unit seen.
+        let mut calls: Groups<(Unit, &str), usize> = Groups::default();
+        let mut turns: Groups<Unit, usize> = Groups::default();
+        let mut seen: HashSet<Unit, foldhash::fast::RandomState> = HashSet::default();
         let mut out = Partial::default();
         for call in input.tool_calls() {
             let unit = Unit::of(model, model.call_agent_run(call), call.anchor);
-            let per_tool = calls.entry(unit).or_default();
+            seen.insert(unit);
             match call.tool.as_deref() {
-                Some(t) => per_tool.entry(t).or_default().push(call.anchor),
+                Some(t) => calls.push((unit, t), call.anchor),
                 None => out.add(UNNAMED, usize::from(unit.owned(input))),
             }
         }
         for (i, s) in model.spans.iter().enumerate() {
             if s.is_model_call() {
-                turns
-                    .entry(Unit::of(model, model.agent_run[i], i))
-                    .or_default()
-                    .push(i);
+                let unit = Unit::of(model, model.agent_run[i], i);
+                seen.insert(unit);
+                turns.push(unit, i);
             }
         }
-        let mut units: Vec<Unit> = calls.keys().chain(turns.keys()).copied().collect();
-        units.sort();
-        units.dedup();
-        units.retain(|u| u.owned(input));
+        let mut units: Vec<Unit> = seen.into_iter().filter(|u| u.owned(input)).collect();
+        units.sort_unstable();
         out.add(UNITS, units.len());
         let traces = units.iter().filter(|u| matches!(u, Unit::Trace(_))).count();
         out.add(TRACES, traces);
+        // Both groupings are in unit order, as `units` is: each is walked once alongside it.
+        let calls = calls.into_sorted();
+        let turns = turns.into_sorted();
+        let (mut next_call, mut next_turn) = (0, 0);
         let mut findings = Vec::new();
         for &unit in &units {
             let where_ = unit.describe(model);
-            for (tool, anchors) in calls.get(&unit).into_iter().flatten() {
+            while calls.get(next_call).is_some_and(|((u, _), _)| *u < unit) {
+                next_call += 1;
+            }
+            let first = next_call;
+            while calls.get(next_call).is_some_and(|((u, _), _)| *u == unit) {
+                next_call += 1;
+            }
+            for ((_, tool), anchors) in &calls[first..next_call] {
                 if anchors.len() <= max_calls {
                     continue;
                 }
@@ -169,7 +179,14 @@ impl Rule for RunawayToolLoop {
                     .with_related(model, anchors.iter().copied().take(MAX_RELATED)),
                 );
             }
-            if let Some(t) = turns.get(&unit).filter(|t| t.len() > max_turns) {
+            while turns.get(next_turn).is_some_and(|(u, _)| *u < unit) {
+                next_turn += 1;
+            }
+            let unit_turns = turns
+                .get(next_turn)
+                .filter(|(u, _)| *u == unit)
+                .map(|(_, t)| t);
+            if let Some(t) = unit_turns.filter(|t| t.len() > max_turns) {
                 let at = match unit {
                     Unit::Run(r) => r,
                     Unit::Trace(_) => t[0],

@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use super::groups::Groups;
 use super::input::short_list;
 use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::{Call, McpRole, Model, Run};
@@ -125,7 +126,7 @@ impl Rule for GuardrailNotEvaluated {
             return out;
         }
         // (run, guardrail) -> the guarded, host-observed calls of that run.
-        let mut needed: BTreeMap<(Run, &str), Vec<&Call>> = BTreeMap::new();
+        let mut needed: Groups<(Run, &str), &Call> = Groups::default();
         let mut runs: BTreeSet<Run> = BTreeSet::new();
         let mut server_only: BTreeSet<Run> = BTreeSet::new();
         for call in executed() {
@@ -138,7 +139,7 @@ impl Rule for GuardrailNotEvaluated {
             for g in declared.guarding(tool) {
                 guarded = true;
                 if host {
-                    needed.entry((run, g)).or_default().push(call);
+                    needed.push((run, g), call);
                 }
             }
             if guarded {
@@ -153,9 +154,11 @@ impl Rule for GuardrailNotEvaluated {
             return out;
         }
         // Runs seen only from the MCP server (the guardrail runs in the host, which is not there).
+        let needed = needed.into_sorted();
+        let needed_runs: HashSet<Run> = needed.iter().map(|((run, _), _)| *run).collect();
         let server_only = server_only
             .into_iter()
-            .filter(|r| !needed.keys().any(|(run, _)| run == r))
+            .filter(|r| !needed_runs.contains(r))
             .count();
         out.add(SERVER_ONLY, server_only);
         // Decisions made per run, by guardrail name.

@@ -16,6 +16,7 @@ mod allowlist;
 pub mod clip;
 mod empty;
 pub mod filter;
+mod local_reads;
 pub mod object_listing;
 pub mod table;
 pub mod wal_tail;
@@ -35,7 +36,6 @@ use datafusion::datasource::listing::{
 };
 use datafusion::datasource::{MemTable, TableProvider};
 use datafusion::execution::object_store::ObjectStoreUrl;
-use datafusion::object_store::local::LocalFileSystem;
 use datafusion::object_store::ObjectStore;
 use datafusion::prelude::SessionContext;
 use schemas::layout;
@@ -492,7 +492,8 @@ impl Snapshot {
         else {
             return;
         };
-        let store = allowlist::AllowListed::new(Arc::new(LocalFileSystem::new()), scope, allowed);
+        let store =
+            allowlist::AllowListed::new(Arc::new(local_reads::LocalReads::new()), scope, allowed);
         ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
     }
 
