@@ -30,6 +30,7 @@ use futures::StreamExt;
 use schemas::schema::col as c;
 
 use super::extent_runs::{Extent, ExtentRuns, NO_CONVERSATION};
+use super::str_col::StrCol;
 use super::{wal_spans_matching, RowReader, ScanFilter, TABLE};
 use crate::error::LoadError;
 use crate::model::span::MODEL_OPERATIONS;
@@ -383,13 +384,10 @@ impl Pass1 {
         let date = date.as_string::<i32>();
         let hour = cast(batch.column(4), &DataType::Int32)?;
         let hour = hour.as_primitive::<Int32Type>();
-        let conv = cast(batch.column(5), &DataType::Utf8)?;
-        let conv = conv.as_string::<i32>();
-        let name = cast(batch.column(6), &DataType::Utf8)?;
-        let name = name.as_string::<i32>();
+        let conv = StrCol::of(batch.column(5))?;
+        let name = StrCol::of(batch.column(6))?;
         let decided = batch.column(7).as_boolean();
-        let tool = cast(batch.column(8), &DataType::Utf8)?;
-        let tool = tool.as_string::<i32>();
+        let tool = StrCol::of(batch.column(8))?;
         let hasher = foldhash::quality::FixedState::with_seed(0);
         // The partition of the previous row: a batch comes from one file, so one partition.
         let mut part: Option<(usize, &mut (i64, i64))> = None;
@@ -416,11 +414,9 @@ impl Pass1 {
                 first_ns: s,
                 last_start_ns: s,
                 end_ns: end.value(i),
-                conversation: if conv.is_null(i) {
-                    NO_CONVERSATION
-                } else {
-                    conversation_hash(&hasher, conv.value(i))
-                },
+                conversation: conv
+                    .get(i)
+                    .map_or(NO_CONVERSATION, |c| conversation_hash(&hasher, c)),
                 has_end: !end.is_null(i),
                 spans: 1,
             };
@@ -428,11 +424,8 @@ impl Pass1 {
                 .add(trace, e)
                 .map_err(DataFusionError::IoError)?;
             if !name.is_null(i) || decided.value(i) {
-                self.guardrails.add(
-                    (!name.is_null(i)).then(|| name.value(i)),
-                    decided.value(i),
-                    (!tool.is_null(i)).then(|| tool.value(i)),
-                );
+                self.guardrails
+                    .add(name.get(i), decided.value(i), tool.get(i));
             }
         }
         Ok(())

@@ -17,6 +17,7 @@ mod extent_runs;
 pub mod index;
 pub mod log_join;
 pub mod rows;
+pub mod str_col;
 pub mod trace_filter;
 
 use std::path::Path;

@@ -3,8 +3,8 @@
 //!
 //! One code path for everything: the DataFusion scan of the store and the direct loader used by
 //! tests and fixtures (OTLP/JSON -> `schemas` convert -> batch) both end here. Columns absent from a
-//! projected batch simply leave the field empty; string columns are cast to `Utf8` first because
-//! DataFusion may hand them back as `Utf8View` / dictionaries.
+//! projected batch simply leave the field empty; text columns are read as `Utf8` or `Utf8View`,
+//! whichever the scan hands over ([`StrCol`]), other text shapes cast to `Utf8` first.
 //!
 //! Which column fills which `SpanRow` field is one table per column shape below (column name and
 //! the setter, one line per column). A test checks those tables against the column table in
@@ -25,6 +25,7 @@ use arrow::record_batch::RecordBatch;
 use schemas::schema::col;
 use schemas::tool_def::field;
 
+use super::str_col::StrCol;
 use crate::error::LoadError;
 use crate::model::span::{
     SpanContent, SpanId, SpanKind, SpanKindField, SpanRow, StatusCode, StatusField, Sym, SymList,
@@ -366,14 +367,14 @@ struct Columns {
     trace_id: BinaryArray,
     span_id: BinaryArray,
     parent: Option<BinaryArray>,
-    strings: Vec<(StrSet, StringArray)>,
+    strings: Vec<(StrSet, StrCol)>,
     ints: Vec<(IntSet, Int64Array)>,
     bools: Vec<(BoolSet, BooleanArray)>,
     lists: Vec<(ListSet, StrList)>,
     tool_definitions: Option<StructList>,
     events: Option<StructList>,
     attributes: Option<StrMap>,
-    content: Vec<(ContentSet, StringArray)>,
+    content: Vec<(ContentSet, StrCol)>,
     content_attributes: Option<StrMap>,
 }
 
@@ -381,16 +382,13 @@ fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
     batch.schema().index_of(name).ok().map(|i| batch.column(i))
 }
 
-fn strings(batch: &RecordBatch, name: &str) -> Result<Option<StringArray>, LoadError> {
+fn strings(batch: &RecordBatch, name: &str) -> Result<Option<StrCol>, LoadError> {
     let Some(a) = column(batch, name) else {
         return Ok(None);
     };
-    let a = if a.data_type() == &DataType::Utf8 {
-        a.clone()
-    } else {
-        cast(a, &DataType::Utf8).map_err(|_| type_error(name, a.data_type(), "Utf8"))?
-    };
-    Ok(Some(a.as_string::<i32>().clone()))
+    StrCol::of(a)
+        .map(Some)
+        .map_err(|_| type_error(name, a.data_type(), "Utf8"))
 }
 
 fn binary(batch: &RecordBatch, name: &str) -> Result<Option<BinaryArray>, LoadError> {
@@ -453,8 +451,8 @@ fn type_error(name: &str, found: &DataType, expected: &'static str) -> LoadError
     }
 }
 
-fn opt_str(a: &StringArray, i: usize) -> Option<String> {
-    (!a.is_null(i)).then(|| a.value(i).to_string())
+fn opt_str(a: &StrCol, i: usize) -> Option<String> {
+    a.get(i).map(str::to_string)
 }
 
 /// A `List<Utf8>` column with its child values cast to `Utf8` once (not once per row).

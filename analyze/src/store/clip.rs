@@ -92,17 +92,25 @@ fn clip_of(column: &str) -> Option<&'static Clip> {
     CLIPS.iter().find(|c| c.column == column)
 }
 
-/// `schema` with every [`CLIPS`] column narrowed.
+/// `schema` with every [`CLIPS`] column narrowed and every top-level `Utf8` column declared
+/// `Utf8View`: DataFusion then has the Parquet reader make each text value a view into the page
+/// (or dictionary) it decoded, not a copy ([`crate::load::str_col`]). Nested text (map keys, list
+/// items) stays `Utf8`: DataFusion coerces only top-level columns to views.
 pub fn analysis_schema(schema: &Schema) -> SchemaRef {
     let fields: Vec<FieldRef> = schema
         .fields()
         .iter()
-        .map(
-            |f| match clip_of(f.name()).and_then(|c| narrow_type(f.data_type(), c.via, c.keep)) {
-                Some(t) => Arc::new(f.as_ref().clone().with_data_type(t)),
-                None => Arc::clone(f),
-            },
-        )
+        .map(|f| {
+            let narrowed =
+                clip_of(f.name()).and_then(|c| narrow_type(f.data_type(), c.via, c.keep));
+            match (narrowed, f.data_type()) {
+                (Some(t), _) => Arc::new(f.as_ref().clone().with_data_type(t)),
+                (None, DataType::Utf8) => {
+                    Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8View))
+                }
+                (None, _) => Arc::clone(f),
+            }
+        })
         .collect();
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
@@ -151,7 +159,8 @@ fn narrow_fields(fields: &Fields, via: &[&str], keep: &[&str]) -> Option<Fields>
     }
 }
 
-/// `batch` in [`analysis_schema`]'s shape: the same rows, the [`CLIPS`] columns narrowed. For
+/// `batch` in [`analysis_schema`]'s shape: the same rows, the [`CLIPS`] columns narrowed, text
+/// columns as views. For
 /// spans the analyzer reads from the WAL tail rather than a file.
 pub fn clip_batch(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
     let schema = analysis_schema(batch.schema().as_ref());
@@ -162,6 +171,9 @@ pub fn clip_batch(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
         .map(|(column, field)| match clip_of(field.name()) {
             Some(c) if column.data_type() != field.data_type() => {
                 narrow_array(column, field.data_type(), c.via)
+            }
+            None if column.data_type() != field.data_type() => {
+                arrow::compute::cast(column, field.data_type())
             }
             _ => Ok(Arc::clone(column)),
         })
