@@ -47,7 +47,19 @@ pub async fn check_store(
     policy: &Policy,
     rules: &[&dyn Rule],
 ) -> Result<(Model, Report, Scanned), LoadError> {
-    let scan = scan_store(data_dir, filter, &projection_for(rules)).await?;
+    check_store_with(data_dir, filter, policy, rules, &[]).await
+}
+
+/// [`check_store`], the spans also carrying `extra` columns no rule reads (what an HTML page's
+/// waterfalls show: [`crate::render::html::waterfall::COLUMNS`]).
+pub async fn check_store_with(
+    data_dir: &Path,
+    filter: &ScanFilter,
+    policy: &Policy,
+    rules: &[&dyn Rule],
+    extra: &[&'static str],
+) -> Result<(Model, Report, Scanned), LoadError> {
+    let scan = scan_store(data_dir, filter, &projection_for(rules).with(extra)).await?;
     let (model, report) = check_model(Model::from_parts(scan.parts), policy, rules);
     Ok((model, report, scan.scanned))
 }

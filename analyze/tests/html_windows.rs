@@ -10,7 +10,7 @@ mod common;
 
 use std::path::Path;
 
-use analyze::check::check_store;
+use analyze::check::check_store_with;
 use analyze::load::ScanFilter;
 use analyze::policy::Policy;
 use analyze::render::html::data::build;
@@ -42,7 +42,13 @@ fn context() -> PageContext {
 /// The page data of one model of the whole store.
 fn whole(dir: &Path, policy: &Policy, limits: &PageLimits) -> Value {
     let (model, report, scanned) = rt()
-        .block_on(check_store(dir, &ScanFilter::default(), policy, RULES))
+        .block_on(check_store_with(
+            dir,
+            &ScanFilter::default(),
+            policy,
+            RULES,
+            analyze::render::html::waterfall::COLUMNS,
+        ))
         .unwrap();
     let ctx = context();
     serde_json::to_value(build(&model, &report, Some(&scanned), &ctx, limits)).unwrap()

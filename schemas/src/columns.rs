@@ -274,7 +274,7 @@ columns! {
     END_TIME_UNIX_NANO: "end_time_unix_nano" = span(Int64).base(),
     DURATION_NS: "duration_ns" = span(Int64),
     STATUS_CODE: "status_code" = span(Utf8).required().dict().base(),
-    STATUS_MESSAGE: "status_message" = span(Utf8).base(),
+    STATUS_MESSAGE: "status_message" = span(Utf8).on_request(),
     // resource and scope
     SERVICE_NAME: "service_name" = span(Utf8).dict().base(),
     SERVICE_VERSION: "service_version" = span(Utf8).dict(),
@@ -291,9 +291,9 @@ columns! {
     GEN_AI_OPERATION_NAME: "gen_ai_operation_name" =
         semconv(Utf8, "gen_ai.operation.name").dict().base(),
     GEN_AI_PROVIDER_NAME: "gen_ai_provider_name" =
-        semconv(Utf8, "gen_ai.provider.name").dict().base(),
+        semconv(Utf8, "gen_ai.provider.name").dict().on_request(),
     GEN_AI_REQUEST_MODEL: "gen_ai_request_model" =
-        semconv(Utf8, "gen_ai.request.model").dict().base(),
+        semconv(Utf8, "gen_ai.request.model").dict().on_request(),
     GEN_AI_RESPONSE_MODEL: "gen_ai_response_model" =
         semconv(Utf8, "gen_ai.response.model").dict(),
     GEN_AI_RESPONSE_ID: "gen_ai_response_id" = semconv(Utf8, "gen_ai.response.id"),
@@ -315,7 +315,7 @@ columns! {
     GEN_AI_CONVERSATION_ID: "gen_ai_conversation_id" =
         semconv(Utf8, "gen_ai.conversation.id").base(),
     GEN_AI_AGENT_NAME: "gen_ai_agent_name" = semconv(Utf8, "gen_ai.agent.name").dict().base(),
-    GEN_AI_AGENT_ID: "gen_ai_agent_id" = semconv(Utf8, "gen_ai.agent.id").base(),
+    GEN_AI_AGENT_ID: "gen_ai_agent_id" = semconv(Utf8, "gen_ai.agent.id").on_request(),
     GEN_AI_TOOL_NAME: "gen_ai_tool_name" = semconv(Utf8, "gen_ai.tool.name").dict().base(),
     GEN_AI_TOOL_CALL_ID: "gen_ai_tool_call_id" = semconv(Utf8, "gen_ai.tool.call.id").base(),
     GEN_AI_TOOL_TYPE: "gen_ai_tool_type" = semconv(Utf8, "gen_ai.tool.type").dict(),
@@ -359,7 +359,7 @@ columns! {
     // facts derived at ingest
     RESULT_HAS_STRUCTURED_CONTENT: "result_has_structured_content" = derived(Boolean).base(),
     RESULT_IS_ERROR: "result_is_error" = derived(Boolean).base(),
-    RESULT_CONTENT_TYPES: "result_content_types" = derived(Utf8List).base(),
+    RESULT_CONTENT_TYPES: "result_content_types" = derived(Utf8List).on_request(),
     RESULT_TYPE: "result_type" = derived(Utf8).dict().base(),
     RESULT_TEXT_IS_JSON_OBJECT: "result_text_is_json_object" = derived(Boolean).base(),
     TOOL_CALL_ARGUMENTS_DIGEST: "tool_call_arguments_digest" = derived(Utf8).base(),
@@ -368,7 +368,7 @@ columns! {
     // everything else, losslessly
     ATTRIBUTES: "attributes" = span(AttributeMap).on_request(),
     DROPPED_ATTRIBUTES_COUNT: "dropped_attributes_count" = span(Int64),
-    EVENTS: "events" = span(Events).base(),
+    EVENTS: "events" = span(Events).on_request(),
     DROPPED_EVENTS_COUNT: "dropped_events_count" = span(Int64),
     LINKS: "links" = span(Links),
     DROPPED_LINKS_COUNT: "dropped_links_count" = span(Int64),

@@ -253,6 +253,19 @@ fn incoming_edge(model: &Model, i: usize, orphans: &HashSet<usize>) -> (Option<u
     (None, false)
 }
 
+/// The columns a waterfall shows that no rule reads, so `check`'s scans leave them on disk
+/// ([`schemas::columns::Analyzer::OnRequest`]): the pages' waterfall scan asks for them, with
+/// the attribute keys.
+pub const COLUMNS: &[&str] = &[
+    schemas::schema::col::ATTRIBUTES,
+    schemas::schema::col::STATUS_MESSAGE,
+    schemas::schema::col::GEN_AI_PROVIDER_NAME,
+    schemas::schema::col::GEN_AI_REQUEST_MODEL,
+    schemas::schema::col::GEN_AI_AGENT_ID,
+    schemas::schema::col::RESULT_CONTENT_TYPES,
+    schemas::schema::col::EVENTS,
+];
+
 /// The span's attributes as the model holds them (content columns are left out: the page is
 /// meant to be attached to tickets, and prompts or tool arguments do not belong there).
 fn attributes(s: &SpanRow) -> Vec<(&'static str, String)> {

@@ -123,9 +123,9 @@ pub async fn build_windowed<'a>(
     let mut built_spans = 0usize;
     let mut runs = RunList::new(limits);
     // Without the content columns (prompts, messages, content attributes) some rules read: the
-    // page never shows them, and they are most of what a scan decodes. The attribute keys stay
-    // (a waterfall lists them).
-    let light = Projection::base().with(&[schemas::schema::col::ATTRIBUTES]);
+    // page never shows them, and they are most of what a scan decodes. What a waterfall shows
+    // beyond the rules' columns (attribute keys, events, model, ...) is added.
+    let light = Projection::base().with(super::waterfall::COLUMNS);
     let (_, pass2, _) = each_window_where(
         data_dir,
         filter,
