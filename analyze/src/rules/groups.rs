@@ -40,6 +40,14 @@ impl<K: Hash + Eq + Ord + Clone, V> Groups<K, V> {
         &mut self.groups[at].1
     }
 
+    /// The groups in the order their first value was pushed, each group's values in the order
+    /// they were pushed: for a rule whose output does not depend on the order of its groups
+    /// (each finding is anchored on a call of one group only, and the report orders findings
+    /// by their spans), which so skips comparing the keys (a conversation id's bytes).
+    pub fn into_first_seen(self) -> Vec<(K, Vec<V>)> {
+        self.groups
+    }
+
     /// The groups in ascending key order, each group's values in the order they were pushed.
     pub fn into_sorted(self) -> Vec<(K, Vec<V>)> {
         let mut groups = self.groups;
@@ -71,6 +79,8 @@ mod tests {
             map.entry(k).or_default().push(v);
         }
         let expected: Vec<(&str, Vec<i32>)> = map.into_iter().collect();
+        let first_seen: Vec<&str> = groups.groups.iter().map(|(k, _)| *k).collect();
+        assert_eq!(first_seen, ["conv-b", "conv-a", "conv-c"]);
         assert_eq!(groups.into_sorted(), expected);
         assert_eq!(expected.len(), 3);
         assert_eq!(expected[1], ("conv-b", vec![1, 3, 6]));

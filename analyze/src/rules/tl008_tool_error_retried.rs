@@ -74,7 +74,8 @@ impl Rule for ToolErrorRetried {
         }
         let mut no_args_unjudged = 0;
         let mut no_result = 0;
-        for ((_, tool), seq) in &groups.into_sorted() {
+        // Each finding is on a call of one group, so the groups' order does not reach the report.
+        for ((_, tool), seq) in &groups.into_first_seen() {
             // A scope (conversation, agent run, trace) is judged by the window owning its first
             // call: its calls are all in that window.
             if !seq.first().is_some_and(|c| input.owns(c.anchor)) {

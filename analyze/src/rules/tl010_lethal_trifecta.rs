@@ -48,7 +48,8 @@ impl Rule for LethalTrifecta {
         for call in &model.calls {
             groups.push(model.call_scope(call), call);
         }
-        let mut scopes = groups.into_sorted();
+        // Each finding is on a call of one scope, so the scopes' order does not reach the report.
+        let mut scopes = groups.into_first_seen();
         scopes.retain(|(_, calls)| calls.iter().any(|c| c.is_tool()));
         // A scope (conversation, agent run, trace) is judged by the window owning its first
         // call: its calls are all in that window.
