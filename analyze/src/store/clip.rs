@@ -92,7 +92,7 @@ fn clip_of(column: &str) -> Option<&'static Clip> {
     CLIPS.iter().find(|c| c.column == column)
 }
 
-/// `schema` with every [`CLIPS`] column narrowed and every top-level `Utf8` column declared
+/// `schema` with every [`CLIPS`] column narrowed and every top-level `Utf8` span column declared
 /// `Utf8View`: DataFusion then has the Parquet reader make each text value a view into the page
 /// (or dictionary) it decoded, not a copy ([`crate::load::str_col`]). Nested text (map keys, list
 /// items) stays `Utf8`: DataFusion coerces only top-level columns to views.
@@ -105,7 +105,9 @@ pub fn analysis_schema(schema: &Schema) -> SchemaRef {
                 clip_of(f.name()).and_then(|c| narrow_type(f.data_type(), c.via, c.keep));
             match (narrowed, f.data_type()) {
                 (Some(t), _) => Arc::new(f.as_ref().clone().with_data_type(t)),
-                (None, DataType::Utf8) => {
+                // Span columns only: a partition column (`date`) keeps the type the listing
+                // table gives it.
+                (None, DataType::Utf8) if schemas::columns::column(f.name()).is_some() => {
                     Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8View))
                 }
                 (None, _) => Arc::clone(f),
@@ -582,5 +584,50 @@ impl FileFormat for AnalysisFormat {
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
         self.inner.file_source(table_schema)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::StringArray;
+    use arrow::datatypes::Field;
+
+    use super::*;
+
+    /// The WAL tail's batches carry the `date` partition column beside the span columns: the
+    /// span text columns become views, the partition column keeps the listing table's type (a
+    /// view there failed every scan of a store with a WAL tail: "Mismatch between schema and
+    /// batches").
+    #[test]
+    fn span_text_columns_become_views_and_a_partition_column_does_not() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new(col::NAME, DataType::Utf8, true),
+            Field::new(schemas::layout::DATE_KEY, DataType::Utf8, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(StringArray::from(vec!["tools/call lookup_order"])),
+                Arc::new(StringArray::from(vec!["2026-12-04"])),
+            ],
+        )
+        .unwrap();
+        let clipped = clip_batch(&batch).unwrap();
+        let types: Vec<&DataType> = clipped
+            .schema_ref()
+            .fields()
+            .iter()
+            .map(|f| f.data_type())
+            .collect();
+        assert_eq!(types, [&DataType::Utf8View, &DataType::Utf8]);
+        assert_eq!(
+            clipped
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow::array::StringViewArray>()
+                .unwrap()
+                .value(0),
+            "tools/call lookup_order"
+        );
     }
 }
