@@ -143,21 +143,16 @@ impl Rule for RunawayToolLoop {
         out.add(UNITS, units.len());
         let traces = units.iter().filter(|u| matches!(u, Unit::Trace(_))).count();
         out.add(TRACES, traces);
-        // Both groupings are in unit order, as `units` is: each is walked once alongside it.
+        // Both groupings are sorted by unit first: a unit's groups are found by binary search.
         let calls = calls.into_sorted();
         let turns = turns.into_sorted();
-        let (mut next_call, mut next_turn) = (0, 0);
         let mut findings = Vec::new();
         for &unit in &units {
-            let where_ = unit.describe(model);
-            while calls.get(next_call).is_some_and(|((u, _), _)| *u < unit) {
-                next_call += 1;
-            }
-            let first = next_call;
-            while calls.get(next_call).is_some_and(|((u, _), _)| *u == unit) {
-                next_call += 1;
-            }
-            for ((_, tool), anchors) in &calls[first..next_call] {
+            // Described only when a limit is passed: most units pass none.
+            let where_ = || unit.describe(model);
+            let lo = calls.partition_point(|((u, _), _)| *u < unit);
+            let hi = calls.partition_point(|((u, _), _)| *u <= unit);
+            for ((_, tool), anchors) in &calls[lo..hi] {
                 if anchors.len() <= max_calls {
                     continue;
                 }
@@ -171,21 +166,19 @@ impl Rule for RunawayToolLoop {
                         model,
                         at,
                         format!(
-                            "{tool} called {} times in {where_} (limit {max_calls})",
-                            anchors.len()
+                            "{tool} called {} times in {} (limit {max_calls})",
+                            anchors.len(),
+                            where_()
                         ),
                     )
                     .with_tool(Some(*tool))
                     .with_related(model, anchors.iter().copied().take(MAX_RELATED)),
                 );
             }
-            while turns.get(next_turn).is_some_and(|(u, _)| *u < unit) {
-                next_turn += 1;
-            }
             let unit_turns = turns
-                .get(next_turn)
-                .filter(|(u, _)| *u == unit)
-                .map(|(_, t)| t);
+                .binary_search_by(|(u, _)| u.cmp(&unit))
+                .ok()
+                .map(|k| &turns[k].1);
             if let Some(t) = unit_turns.filter(|t| t.len() > max_turns) {
                 let at = match unit {
                     Unit::Run(r) => r,
@@ -196,7 +189,11 @@ impl Rule for RunawayToolLoop {
                         self,
                         model,
                         at,
-                        format!("{} model turns in {where_} (limit {max_turns})", t.len()),
+                        format!(
+                            "{} model turns in {} (limit {max_turns})",
+                            t.len(),
+                            where_()
+                        ),
                     )
                     .with_related(model, t.iter().copied().take(MAX_RELATED)),
                 );
