@@ -492,8 +492,7 @@ impl Snapshot {
         else {
             return;
         };
-        let store =
-            allowlist::AllowListed::new(Arc::new(local_reads::LocalReads::new()), scope, allowed);
+        let store = allowlist::AllowListed::local(scope, allowed);
         ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(store));
     }
 
