@@ -23,7 +23,8 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
 /// Delegates everything to `inner`, but lists only `allowed` objects below `scope` (objects
-/// elsewhere, e.g. a file a user's SQL names, are listed as they are).
+/// elsewhere, e.g. a file a user's SQL names, are listed as they are); over the local file
+/// system ([`AllowListed::local`]) ranged reads skip `LocalFileSystem`'s zero fill.
 #[derive(Debug)]
 pub struct AllowListed {
     inner: Arc<dyn ObjectStore>,
