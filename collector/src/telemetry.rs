@@ -99,8 +99,8 @@ pub struct Stats {
     pub log_records_accepted: AtomicU64,
     /// Log records rejected by validation (reported back in `partial_success`).
     pub log_records_rejected: AtomicU64,
-    /// Requests whose body was decoded and converted (a request refused at admission, before its
-    /// body is read, is not counted).
+    /// Requests whose body was decoded (a request refused before that, at admission or because
+    /// the writer queue has no room for it, is not counted).
     pub requests_decoded: AtomicU64,
     /// Rows written into committed Parquet files.
     pub rows_committed: AtomicU64,

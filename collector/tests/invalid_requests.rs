@@ -284,6 +284,68 @@ async fn full_queue_refuses_before_the_body_is_decoded() {
     server.shutdown().await.unwrap();
 }
 
+/// A request the writer queue has no room for is refused before it is decoded, although the
+/// queue is not full (a small request still gets in): before its body is read when it is plain
+/// protobuf of a declared length, after decompression when it is gzip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_queue_has_no_room_for_is_refused_before_its_decode() {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.pipeline.max_queue_batches = 16;
+        config.pipeline.max_queue_bytes = 64 * 1024;
+    })
+    .await;
+    server.pipeline().pause_writer(true);
+    let first = post_json(server.http_addr(), fixture("valid.json")).await;
+    assert_eq!(first.status(), 200);
+    let decoded = || server.stats().requests_decoded.load(Ordering::Relaxed);
+    assert_eq!(decoded(), 1);
+    assert!(!server.pipeline().is_full(), "one small batch is queued");
+    // 200 spans: at least 512 bytes of row each, over the 64 KiB the queue holds.
+    let spans: Vec<_> = (0..100).flat_map(|i| tool_call_spans(i, T0)).collect();
+    let big = request("big", spans).encode_to_vec();
+    let spans = schemas::decode::recycling::count_spans(&big).unwrap();
+    assert!(spans * 512 > 64 * 1024, "{spans} spans");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&big).unwrap();
+    let gzipped = gz.finish().unwrap();
+    for (body, encoding) in [(big, None), (gzipped, Some("gzip"))] {
+        let refused = post(
+            server.http_addr(),
+            body,
+            "application/x-protobuf",
+            encoding,
+            None,
+        )
+        .await;
+        assert_eq!(refused.status(), 429, "{encoding:?}");
+        assert_eq!(refused.headers()["retry-after"], "1");
+        let status = RpcStatus::decode(&refused.bytes().await.unwrap()[..]).unwrap();
+        assert_eq!(status.code, 8, "RESOURCE_EXHAUSTED");
+        assert!(
+            status.message.starts_with("the collector is overloaded"),
+            "{}",
+            status.message
+        );
+        assert_eq!(decoded(), 1, "{encoding:?}: refused without a decode");
+    }
+    // The queue is not full: a small request is still accepted.
+    let small = post_json(server.http_addr(), fixture("valid.json")).await;
+    assert_eq!(small.status(), 200);
+    assert_eq!(decoded(), 2);
+    server.pipeline().pause_writer(false);
+    server.shutdown().await.unwrap();
+    assert_eq!(
+        stored_span_ids(dir.path()),
+        vec![
+            "eee19b7ec3c1b174".to_string(),
+            "eee19b7ec3c1b174".to_string()
+        ],
+        "the refused requests wrote nothing"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lone_request_larger_than_the_inflight_budget_is_accepted() {
     let dir = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@ use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::span::{Event, Link};
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status};
 use prost::Message;
-use schemas::decode::recycling::{decode_into, Unsupported};
+use schemas::decode::recycling::{count_spans, decode_into, Unsupported};
 use schemas::decode::{decode_protobuf, decode_protobuf_into, decode_protobuf_with_prost};
 
 use common::{decode_file, recordings, request_files};
@@ -374,4 +374,55 @@ fn damaged_bodies_are_decoded_as_prost_decodes_them_or_left_to_prost() {
         accepted > 1_000 && left > 1_000,
         "accepted {accepted}, left to prost {left}"
     );
+}
+
+fn span_count(req: &ExportTraceServiceRequest) -> u64 {
+    req.resource_spans
+        .iter()
+        .flat_map(|rs| &rs.scope_spans)
+        .map(|ss| ss.spans.len() as u64)
+        .sum()
+}
+
+/// `count_spans` reads the span count from the framing alone: on every body prost decodes, it is
+/// the decoded request's span count (the collector's queue charge floor relies on it).
+#[test]
+fn count_spans_is_the_decoded_span_count() {
+    let mut bodies = vec![
+        full(3, "a").encode_to_vec(),
+        sparse(5).encode_to_vec(),
+        Vec::new(),
+    ];
+    for (_, dir) in recordings() {
+        for file in request_files(&dir) {
+            bodies.push(decode_file(&file).encode_to_vec());
+        }
+    }
+    for body in &bodies {
+        let req = ExportTraceServiceRequest::decode(&body[..]).unwrap();
+        assert_eq!(count_spans(body), Ok(span_count(&req)));
+    }
+    assert!(bodies.iter().map(|b| count_spans(b).unwrap()).sum::<u64>() > 100);
+    // Damaged bodies: wherever prost decodes one, the count agrees.
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut decoded, mut refused) = (0, 0);
+    for round in 0..20_000 {
+        let mut body = bodies[round % 2].clone();
+        let at = rng.below(body.len());
+        match rng.below(3) {
+            0 => body[at] ^= 1 << rng.below(8),
+            1 => body.truncate(at),
+            _ => {
+                body.remove(at);
+            }
+        }
+        match ExportTraceServiceRequest::decode(&body[..]) {
+            Ok(req) => {
+                decoded += 1;
+                assert_eq!(count_spans(&body), Ok(span_count(&req)), "round {round}");
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(decoded > 1_000 && refused > 1_000, "{decoded} / {refused}");
 }

@@ -30,7 +30,7 @@ use crate::receive::otlp_wire::{
     code, encode_logs_response, encode_response, encode_status, export_logs_response,
     export_response, Format,
 };
-use crate::receive::request::{admit, process_signal_body, Context, Refusal, Signal};
+use crate::receive::request::{admit, check_room, process_signal_body, Context, Refusal, Signal};
 use crate::telemetry::cut;
 
 /// Shared state of the HTTP receiver.
@@ -228,6 +228,15 @@ async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: S
             code::RESOURCE_EXHAUSTED,
             &too_large(),
         );
+    }
+    // A plain protobuf trace body of a declared length the writer queue has no room for is
+    // refused before it is read (its decode would be wasted: the reservation would refuse it).
+    if let (Signal::Traces, Format::Protobuf, Encoding::Identity, Some(n)) =
+        (signal, format, encoding, declared)
+    {
+        if let Err(refusal) = check_room(&state.ctx, usize::try_from(n).unwrap_or(usize::MAX), 0) {
+            return refusal_response(&state, format, refusal);
+        }
     }
     // Admission before the body is read: under overload a refusal costs a header check. The
     // permit starts empty and grows with the bytes actually received, whatever was declared.

@@ -12,8 +12,11 @@ use std::time::Instant;
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use schemas::convert::{
     convert_request_bounded, converted_size_estimate, converted_size_estimate_encoded,
-    validate_request, ConvertError, Converted, IngestContext, Validation,
+    converted_size_floor_encoded, validate_request, ConvertError, Converted, IngestContext,
+    Validation,
 };
+
+use schemas::decode::recycling::count_spans;
 
 use crate::ack_latency::AckStage;
 use crate::receive::decompress::{decompress_capped, BodyError, Encoding};
@@ -86,6 +89,26 @@ pub fn admit(ctx: &Context, declared_bytes: usize) -> Result<BodyPermit, Refusal
     })
 }
 
+/// Refused (429 / RESOURCE_EXHAUSTED) when the queue to the Parquet writer has no room for a
+/// protobuf trace body of `plain_len` decompressed bytes holding at least `spans` spans: its
+/// queue charge is at least [`converted_size_floor_encoded`] of those, so the reservation after
+/// the decode would refuse it anyway. Asked before the body is read (HTTP, identity encoding,
+/// declared length, spans unknown: 0) and again before it is decoded (spans counted from the
+/// framing, [`count_spans`]): under overload most requests are refused, and a refusal must not
+/// cost a decode. It did: beyond the peak of 16 connections x 1,000-span requests, every refused
+/// request was decoded first (BENCHMARKS.md, session 25).
+pub fn check_room(ctx: &Context, plain_len: usize, spans: u64) -> Result<(), Refusal> {
+    let floor = converted_size_floor_encoded(plain_len as u64, spans);
+    if ctx
+        .pipeline
+        .has_room_for(usize::try_from(floor).unwrap_or(usize::MAX))
+    {
+        Ok(())
+    } else {
+        Err(queue_full(ctx))
+    }
+}
+
 fn queue_full(ctx: &Context) -> Refusal {
     Refusal::Overloaded(format!(
         "the collector is overloaded ({} batches waiting to be written); retry after the Retry-After delay",
@@ -129,6 +152,12 @@ pub fn process_signal_body(
         let bad = |e: schemas::DecodeError| Refusal::BadRequest(e.to_string());
         match signal {
             Signal::Traces => {
+                if format == Format::Protobuf {
+                    // A body whose framing does not parse is left to the decode's error.
+                    let spans = count_spans(&plain).unwrap_or(0);
+                    check_room(ctx, plain.len(), spans)?;
+                }
+                Stats::add(&ctx.stats.requests_decoded, 1);
                 let request = match format {
                     Format::Protobuf => PooledRequest::decode_protobuf(&plain),
                     Format::Json => {
@@ -147,6 +176,7 @@ pub fn process_signal_body(
                 prepare_traces(ctx, request, stored)
             }
             Signal::Logs => {
+                Stats::add(&ctx.stats.requests_decoded, 1);
                 let request = match format {
                     Format::Protobuf => schemas::decode::decode_logs_protobuf(&plain),
                     Format::Json => schemas::decode::decode_logs_json(&plain),
@@ -177,6 +207,7 @@ pub fn process_logs_request(
     request: ExportLogsServiceRequest,
 ) -> Result<Accepted, Refusal> {
     process(ctx, Signal::Logs, || {
+        Stats::add(&ctx.stats.requests_decoded, 1);
         convert_logs(ctx, request).map(Prepared::Converted)
     })
 }
@@ -256,7 +287,6 @@ fn process<'a>(
         if ctx.pipeline.is_full() {
             return Err(queue_full(ctx));
         }
-        Stats::add(&ctx.stats.requests_decoded, 1);
         let prepared = decode_and_convert();
         ctx.stats.ack.record(AckStage::Decode, slotted.elapsed());
         prepared?

@@ -292,6 +292,12 @@ impl Pipeline {
         self.queue.is_full()
     }
 
+    /// True when the queue could take a batch charged `bytes` now (nothing is reserved; see
+    /// [`WriterQueue::has_room`]).
+    pub fn has_room_for(&self, bytes: usize) -> bool {
+        self.queue.has_room(bytes)
+    }
+
     /// Why Parquet writes are failing (full disk, i/o errors), or `None` when they work: new
     /// data is refused with 503 before it is read, until the writer has caught up from the WAL.
     pub fn degraded(&self) -> Option<String> {

@@ -90,6 +90,13 @@ impl WriterQueue {
         })
     }
 
+    /// True when a batch of `bytes` could be reserved now (nothing is reserved): the request path
+    /// asks this with the least charge a request can get before decoding it, so a request that
+    /// the reservation would refuse anyway is refused before its decode is paid for.
+    pub fn has_room(&self, bytes: usize) -> bool {
+        self.used.lock().is_ok_and(|u| self.fits(&u, bytes))
+    }
+
     /// Batches currently queued.
     pub fn queued(&self) -> usize {
         self.used.lock().map(|u| u.batches).unwrap_or(0)
@@ -135,5 +142,18 @@ mod tests {
         assert!(b.try_reserve(1).is_none());
         drop(r);
         assert!(b.reserve_blocking(1000).is_some());
+    }
+
+    #[test]
+    fn has_room_answers_what_try_reserve_would_without_reserving() {
+        let b = WriterQueue::new(4, 100);
+        assert!(b.has_room(1000), "an empty queue takes any batch");
+        let _r = b.try_reserve(60).unwrap();
+        assert!(b.has_room(40));
+        assert!(!b.has_room(41), "60 + 41 is over the byte budget");
+        assert!(!b.is_full(), "a small batch would still fit");
+        assert_eq!(b.queued(), 1, "asking reserved nothing");
+        assert!(b.try_reserve(41).is_none());
+        assert!(b.try_reserve(40).is_some());
     }
 }

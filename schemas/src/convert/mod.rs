@@ -227,11 +227,23 @@ pub fn converted_size_estimate_encoded(req: &ExportTraceServiceRequest, encoded_
     per_row_estimate(req).saturating_add(encoded_len.saturating_mul(2))
 }
 
+/// The least [`converted_size_estimate_encoded`] a protobuf body of `encoded_len` bytes holding
+/// `spans` spans can get ([`crate::decode::recycling::count_spans`] reads that count from the
+/// framing): everything but the resource and scope each row stores. Known before the body is
+/// decoded, so the collector refuses a request the writer queue has no room for before paying
+/// for its decode.
+pub fn converted_size_floor_encoded(encoded_len: u64, spans: u64) -> u64 {
+    ROW_OVERHEAD
+        .saturating_mul(spans)
+        .saturating_add(encoded_len.saturating_mul(2))
+}
+
+/// Fixed columns of a row (ids, timestamps, kinds, codes, source), generously.
+const ROW_OVERHEAD: u64 = 512;
+
 /// The part of the estimate every row pays: its resource and scope, stored again in every row,
 /// and the fixed columns.
 fn per_row_estimate(req: &ExportTraceServiceRequest) -> u64 {
-    /// Fixed columns of a row (ids, timestamps, kinds, codes, source), generously.
-    const ROW_OVERHEAD: u64 = 512;
     let mut total: u64 = 0;
     for rs in &req.resource_spans {
         let resource = rs.resource.as_ref().map_or(0, |r| r.encoded_len()) + rs.schema_url.len();

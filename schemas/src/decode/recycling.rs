@@ -63,6 +63,46 @@ pub fn decode_into(req: &mut ExportTraceServiceRequest, body: &[u8]) -> Result<(
     Ok(())
 }
 
+/// The number of spans in a protobuf `ExportTraceServiceRequest` body, read from its framing
+/// without decoding any span (each span's bytes are skipped by their length), or
+/// [`Unsupported`] where the framing down to the spans is malformed (the decode will then say
+/// why). Every span field counted here is one span of the decoded request: a well-framed body
+/// that prost refuses for something inside a span is refused whole anyway.
+///
+/// Why: the collector refuses a request the writer queue has no room for before decoding it,
+/// and a request's queue charge grows with its span count
+/// ([`crate::convert::converted_size_floor_encoded`]).
+pub fn count_spans(body: &[u8]) -> Result<u64> {
+    /// The repeated field `field` of the message in `buf`, each payload handed to `each`.
+    fn each_field<'a>(
+        mut buf: &'a [u8],
+        field: u32,
+        mut each: impl FnMut(&'a [u8]) -> Result<()>,
+    ) -> Result<()> {
+        while !buf.is_empty() {
+            let (tag, wt) = key(&mut buf)?;
+            if tag == field {
+                each(len(wt, &mut buf)?)?;
+            } else {
+                skip(wt, &mut buf)?;
+            }
+        }
+        Ok(())
+    }
+    let mut spans = 0u64;
+    // ExportTraceServiceRequest.resource_spans = 1, ResourceSpans.scope_spans = 2,
+    // ScopeSpans.spans = 2.
+    each_field(body, 1, |resource_spans| {
+        each_field(resource_spans, 2, |scope_spans| {
+            each_field(scope_spans, 2, |_span| {
+                spans += 1;
+                Ok(())
+            })
+        })
+    })?;
+    Ok(spans)
+}
+
 /// The `n`-th element of `v`, reused when there is one, else a new default one.
 fn slot<T: Default>(v: &mut Vec<T>, n: usize) -> &mut T {
     if n >= v.len() {
