@@ -17,6 +17,12 @@ sys.path.insert(0, LAB)
 import spans as spanlib  # noqa: E402
 
 HOST_SCOPE = "lab.scripted_host"
+# Scopes of host spans: the scripted host's, and Pydantic AI's own agent instrumentation where the
+# host is a Pydantic AI agent (profile pydantic-ai-mcp).
+HOST_SCOPES = {HOST_SCOPE, "pydantic-ai"}
+# Pydantic AI: an execute_tool span of a call deferred for approval (nothing executed; the call runs
+# in a later agent run with the same tool call id once approved).
+DEFERRAL = "pydantic_ai.tool.deferral.name"
 HOST_SERVICE = "warehouse-agent-host"  # everything else is the server process (whatever it names itself)
 RULE_OF = {
     "structured_output_missing": "TL001",
@@ -51,7 +57,7 @@ def jload(v):
 
 def tool_of(s):
     a = s["attrs"]
-    if s["scope"] == HOST_SCOPE:
+    if s["scope"] in HOST_SCOPES:
         return None
     if a.get("mcp.method.name") not in (None, "tools/call"):
         return None
@@ -66,10 +72,55 @@ def tool_of(s):
         return a["mcp.resource_name"]
     if a.get("mcp.operation.name") == "tools_call" and a.get("mcp.tool.name"):
         return a["mcp.tool.name"]
+    if a.get("mcp.operation.name") == "tools_call":
+        # OpenLIT Python: no mcp.tool.name when the tool is passed positionally; the request
+        # payload holds the wrapped call's arguments: {"method": "call_tool", "params": {"args":
+        # [name, arguments]}}. Without them (the decorator registration span) it is no call.
+        name, _ = openlit_call(a)
+        if name:
+            return name
+    if a.get("mcp.operation.name") == "transport_request":
+        # OpenLIT Python's BaseSession.send_request span: the request as a Python repr.
+        m = re.search(r"CallToolRequest\(method='tools/call', params=CallToolRequestParams\(.*?\bname='([^']+)'", str(a.get("mcp.request.payload", "")))
+        if m:
+            return m.group(1)
     if a.get("openinference.span.kind") == "TOOL":
         return a.get("tool.name") or s["name"]
     m = re.match(r"^tools/call (\S+)$", s["name"])
     return m.group(1) if m else None
+
+
+def openlit_call(a):
+    """(tool, arguments) from OpenLIT Python's mcp.request.payload of a call_tool span."""
+    d = jload(a.get("mcp.request.payload"))
+    if not isinstance(d, dict) or d.get("method") != "call_tool" or not isinstance(d.get("params"), dict):
+        return None, None
+    p = d["params"]
+    args = p.get("args")
+    if isinstance(args, list) and args and isinstance(args[0], str):
+        return args[0], (args[1] if len(args) > 1 and isinstance(args[1], dict) else p.get("arguments"))
+    if isinstance(p.get("name"), str):
+        return p["name"], p.get("arguments")
+    return None, None
+
+
+def tool_from_repr(v):
+    """One tool of a tools/list result rendered as a Python repr (OpenLIT Python: `name='x' title=None
+    description='...' inputSchema={...} outputSchema={...} icons=None annotations=ToolAnnotations(
+    title=None, readOnlyHint=True, destructiveHint=None, ...) meta=None execution=None`): its name,
+    whether inputSchema is there, and the annotation hints. None unless it has that shape."""
+    if not isinstance(v, str):
+        return None
+    m = re.match(r"^name='([^']+)' ", v)
+    if not m or not re.search(r" inputSchema=\{", v):
+        return None
+    t = {"name": m.group(1), "inputSchema": "repr"}
+    ann = re.search(r" annotations=ToolAnnotations\(([^()]*)\)", v)
+    if ann:
+        t["annotations"] = {k: {"True": True, "False": False}[val] for k, val in re.findall(r"\b(\w+Hint)=(True|False)\b", ann.group(1))}
+    elif not re.search(r" annotations=None\b", v):
+        return None
+    return t
 
 
 def from_repr(v):
@@ -100,6 +151,10 @@ def call_args(s):
     a = s["attrs"]
     if "gen_ai.tool.call.arguments" in a:
         return jload(a["gen_ai.tool.call.arguments"]), "gen_ai.tool.call.arguments"
+    if a.get("mcp.operation.name") == "tools_call":
+        _, args = openlit_call(a)
+        if isinstance(args, dict):
+            return args, "mcp.request.payload"
     d = jload(a.get("traceloop.entity.input"))
     if isinstance(d, dict) and "arguments" in d:
         return d["arguments"], "traceloop.entity.input"
@@ -121,8 +176,9 @@ def classified_error(s):
 def derive(rec_dir, policy):
     spans = spanlib.load(rec_dir)
     byid = {s["span_id"]: s for s in spans}
-    host = [s for s in spans if s["scope"] == HOST_SCOPE]
-    execs = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "execute_tool"]
+    host = [s for s in spans if s["scope"] in HOST_SCOPES]
+    execs = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "execute_tool" and DEFERRAL not in s["attrs"]]
+    deferrals = [s for s in host if s["attrs"].get(DEFERRAL) == "ApprovalRequired"]
     chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat"]
     guards = [s for s in host if "guardrail.decision" in s["attrs"]]
     lib_tool = [s for s in spans if tool_of(s)]
@@ -164,7 +220,7 @@ def derive(rec_dir, policy):
         c["error_shown"] = any(p[1].get("isError") is True or p[1].get("is_error") is True for p in c["payloads"])
         c["error_classified"] = [s for s in lib + [c["exec"]] if classified_error(s)]
         c["args"] = None
-        for s in lib:
+        for s in lib + [c["exec"]]:
             args, attr = call_args(s)
             if args is not None:
                 c["args"], c["args_attr"] = args, f"{attr} on span {s['span_id']}"
@@ -175,7 +231,12 @@ def derive(rec_dir, policy):
     for c in calls:
         if not c["full"]:
             kinds = sorted({p[2] for p in c["payloads"]})
-            nob("TL001", f"{c['tool']}: result " + (f"only summarised ({', '.join(kinds)}: first text block, no structuredContent field)" if kinds else "not captured by any span"))
+            fn_out = [s for s in c["client"] + c["server"] if "output.value" in s["attrs"]]
+            host_out = "gen_ai.tool.call.result" in c["exec"]["attrs"]
+            nob("TL001", f"{c['tool']}: result " + (f"only summarised ({', '.join(kinds)}: first text block, no structuredContent field)" if kinds
+                                                    else f"not captured: output.value on span `{fn_out[0]['name']}` is the tool function's return value, not the CallToolResult (no content, no structuredContent field)" if fn_out
+                                                    else "not captured: gen_ai.tool.call.result on the host's execute_tool span is the value Pydantic AI hands the model (structuredContent, or the parsed text), not the CallToolResult" if host_out
+                                                    else "not captured by any span"))
             continue
         k, d, attr, s = c["full"][0]
         if d.get("structuredContent") is None and not d.get("isError"):
@@ -196,12 +257,19 @@ def derive(rec_dir, policy):
         prior = [g for g in guards if g["attrs"].get("gen_ai.tool.name") == c["tool"] and g["attrs"].get("gen_ai.conversation.id") == conv and g["start"] <= e["start"] and g["span_id"] != e["span_id"]]
         decisions = [g["attrs"]["guardrail.decision"] for g in prior]
         approved = "require_approval" in decisions and decisions[-1] == "allow"
+        # Pydantic AI: the same tool call (gen_ai.tool.call.id) was deferred for approval earlier in the
+        # conversation and is executed now: only an approval (DeferredToolResults) runs it.
+        cid = e["attrs"].get("gen_ai.tool.call.id")
+        deferred = [d for d in deferrals if cid and d["attrs"].get("gen_ai.tool.call.id") == cid and d["attrs"].get("gen_ai.tool.name") == c["tool"]
+                    and d["attrs"].get("gen_ai.conversation.id") == conv and d["start"] <= e["start"]]
+        approved = approved or bool(deferred)
         if cls == "prohibited" or not approved:
             findings.append({
                 # the shared recordings' convention: one id, TL003 where the registry says prohibited
                 "id": "write_without_confirmation", "rule": "TL002" if cls == "requires_approval" else "TL003",
                 "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
-                "evidence": f"host span {e['span_id']} `{e['name']}` (policy {cls}) has no guardrail require_approval -> allow for {c['tool']} before it in {conv}",
+                "evidence": f"host span {e['span_id']} `{e['name']}` (policy {cls}) has no guardrail require_approval -> allow for {c['tool']} before it in {conv}"
+                + ("" if e["scope"] == HOST_SCOPE else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
 
     # TL005: a tool absent from the definitions of the model call before it.
@@ -222,7 +290,26 @@ def derive(rec_dir, policy):
     server_spans = [s for c in calls for s in c["server"][:1]]
     if calls and not server_spans:
         nob("TL004", "the server process emits no span for a tools/call, so propagation cannot be judged")
-    orphans = [s for s in server_spans if not s["parent"] or s["parent"] not in byid]
+    def server_root(s):
+        """The root above a server span when every span from it up to that root is the server
+        process's own (the call hangs under a long-lived server span, e.g. OpenLIT Python's
+        `mcp server/run`, in the server's own trace): no context came across MCP either."""
+        top = s
+        while top["parent"] in byid:
+            top = byid[top["parent"]]
+            if top["service"] == HOST_SERVICE:
+                return None
+        return top if top is not s and not top["parent"] else None
+
+    orphans = [s for s in server_spans if not s["parent"] or s["parent"] not in byid or server_root(s)]
+
+    def why(s):
+        if not s["parent"]:
+            return "has no parent"
+        if s["parent"] not in byid:
+            return f"names parent {s['parent']}, absent from the recording"
+        r = server_root(s)
+        return f"descends only from server-process spans, up to the root `{r['name']}` ({r['span_id']}), no host span above it"
     if orphans:
         lonely = [c["exec"] for c in calls if c["server"] and c["server"][0] in orphans]
         findings.append({
@@ -230,7 +317,7 @@ def derive(rec_dir, policy):
             "server_spans": [{"span_id": s["span_id"], "name": s["name"], "tool": tool_of(s), "trace_id": s["trace_id"]} for s in orphans],
             "host_execute_tool_spans_without_server_child": [{"span_id": e["span_id"], "trace_id": e["trace_id"]} for e in lonely],
             "count": len(orphans),
-            "evidence": "; ".join(f"server span {s['span_id']} `{s['name']}` " + ("has no parent" if not s["parent"] else f"names parent {s['parent']}, absent from the recording") + f", trace {s['trace_id']}" for s in orphans),
+            "evidence": "; ".join(f"server span {s['span_id']} `{s['name']}` " + why(s) + f", trace {s['trace_id']}" for s in orphans),
         })
 
     # TL008: an isError result re-issued identically and erroring again.
@@ -257,7 +344,11 @@ def derive(rec_dir, policy):
             + ")" + (f"; identical arguments {args} from {cs[0]['args_attr']}" if args else "; arguments not captured"),
         })
     # A call is blind when no library span carries its result or any status/error classification.
-    errored_hidden = [c for c in calls if not c["payloads"] and not any(
+    # (Pydantic AI's host execute_tool span carries a result, gen_ai.tool.call.result, and its status:
+    # such a call is not blind, though the result there is not a CallToolResult.)
+    def host_seen(c):
+        return "gen_ai.tool.call.result" in c["exec"]["attrs"] or c["exec"]["status"] != "UNSET"
+    errored_hidden = [c for c in calls if not c["payloads"] and not host_seen(c) and not any(
         x["status"] != "UNSET" or "error.type" in x["attrs"] for x in c["client"] + c["server"])]
     if errored_hidden:
         nob("TL008", f"{len(errored_hidden)} call(s) carry neither a result nor an error classification in any span: a tool error would not be visible")
@@ -273,6 +364,11 @@ def derive(rec_dir, policy):
             })
     if errored_hidden:
         nob("TL009", f"{len(errored_hidden)} call(s): no span carries the result or an error classification")
+    # Pydantic AI: calls not classified as errors whose CallToolResult no span carries: whether one
+    # had isError is not observable (a call classified as an error cannot be a masked one).
+    host_only = [c for c in calls if not c["payloads"] and host_seen(c) and not c["error_classified"]]
+    if host_only:
+        nob("TL009", f"{len(host_only)} call(s) not classified as errors: no span carries their CallToolResult, so isError is not observable (the host's execute_tool span shows only the value handed to the model)")
 
     # TL006: annotations from a complete tools/list result against the policy file.
     listed = None
@@ -281,10 +377,37 @@ def derive(rec_dir, policy):
             d = jload(s["attrs"].get(k))
             if isinstance(d, dict) and isinstance(d.get("result"), dict):
                 d = d["result"]
+            if isinstance(d, dict) and isinstance(d.get("tools"), list) and d["tools"] and all(isinstance(t, str) for t in d["tools"]):
+                parsed = [tool_from_repr(t) for t in d["tools"]]  # OpenLIT Python: each tool a repr
+                if all(parsed):
+                    listed = (s, k + " (tools as Python reprs)", parsed)
+                continue
             if isinstance(d, dict) and isinstance(d.get("tools"), list) and d["tools"] and "inputSchema" in d["tools"][0]:
                 listed = (s, k, d["tools"])
     if listed is None:
-        nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
+        # Pydantic AI: no tools/list result, but every model request span's model_request_parameters
+        # lists the tools shown to the model with their MCP annotations (metadata.annotations) and
+        # input schema: the annotations of those tools are observed, others' are not.
+        shown = {}
+        for s in spans:
+            d = jload(s["attrs"].get("model_request_parameters")) if s["scope"] in HOST_SCOPES else None
+            for t in (d or {}).get("function_tools") or []:
+                a = (t.get("metadata") or {}).get("annotations")
+                if isinstance(a, dict) and "parameters_json_schema" in t:
+                    shown[t["name"]] = (s, {"name": t["name"], "inputSchema": t["parameters_json_schema"], "annotations": {k: v for k, v in a.items() if v is not None}})
+        if shown:
+            for name, (s, t) in sorted(shown.items()):
+                a = t["annotations"]
+                implied = "automatic" if a.get("readOnlyHint") else ("requires_approval" if a.get("destructiveHint") is False else "prohibited")
+                want = policy.get(name, {}).get("policy")
+                if want and want != implied:
+                    findings.append({"id": "annotation_policy_mismatch", "tool": name, "call_span_ids": [s["span_id"]],
+                                     "evidence": f"span {s['span_id']} `{s['name']}` model_request_parameters.function_tools: {name} annotations {a} imply {implied}, policy says {want}"})
+            unseen = sorted(set(policy) - set(shown))
+            if unseen:
+                nob("TL006", f"annotations of {', '.join(unseen)} not observed: no tools/list result is captured, and the model requests' model_request_parameters list only the tools shown to the model")
+        else:
+            nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
     else:
         s, k, tools = listed
         for t in tools:
@@ -302,6 +425,17 @@ def derive(rec_dir, policy):
                          "evidence": "; ".join(f"span {s['span_id']} `{s['name']}` carries {[k for k in DEPRECATED if k in s['attrs']]}" for s in dep)})
 
     # Library behaviour worth knowing that is not a finding.
+    # A model's tool call that no execute_tool span ran (Pydantic AI refuses a tool the model was not
+    # shown: a retry prompt goes back to the model, nothing is executed).
+    ran = {e["attrs"].get("gen_ai.tool.call.id") for e in execs} | {d["attrs"].get("gen_ai.tool.call.id") for d in deferrals}
+    for ch in chats:
+        shown = [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
+        for m in jload(ch["attrs"].get("gen_ai.output.messages")) or []:
+            for part in (m.get("parts") or []) if isinstance(m, dict) else []:
+                if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("id") not in ran:
+                    notes.append(f"chat span {ch['span_id']}: the model called {part.get('name')} (tool call {part.get('id')})"
+                                 + ("" if part.get("name") in shown else ", a tool it was not shown (not in gen_ai.tool.definitions)")
+                                 + "; no execute_tool span ran it")
     split = [c for c in calls if c["client"] and c["exec"]["span_id"] not in ancestors(c["client"][0])]
     if split:
         s = split[0]["client"][0]

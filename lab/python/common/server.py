@@ -4,16 +4,29 @@ as lab/node/common/server.mjs, over stdio or Streamable HTTP (LAB_TRANSPORT). LA
 makes get_stock_level return a JSON text block only (no outputSchema); =agree annotates adjust_stock
 as not destructive. A tool error is raised as
 an exception, which FastMCP turns into a result with isError: true. The profile module
-(lab_profile.py) decides what telemetry the process emits."""
+(lab_profile.py) decides what telemetry the process emits; its optional `wrap_tool(fn)` wraps each
+tool function (OpenInference's tool decorator)."""
 import json
 import os
 
-from mcp.types import ToolAnnotations
-from pydantic import BaseModel
-
 import lab_profile
 
-lab_profile.setup("server")
+# Profiles are switched on after `mcp` is imported (importing mcp.types loads mcp.server.fastmcp),
+# except those whose library patches module-level names that FastMCP binds at import time
+# (OpenInference wraps mcp.server.stdio.stdio_server): they are switched on first, as their
+# users must do.
+EARLY = getattr(lab_profile, "SETUP_BEFORE_MCP_IMPORT", False)
+if EARLY:
+    lab_profile.setup("server")
+
+from mcp.types import ToolAnnotations  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
+
+if not EARLY:
+    lab_profile.setup("server")
+# A profile may trace the tool functions themselves (e.g. OpenInference's tool decorator); the
+# wrapper must keep the function's signature, so the tools' schemas stay the same.
+tool = getattr(lab_profile, "wrap_tool", None) or (lambda fn: fn)
 variant = os.environ.get("LAB_SERVER_VARIANT", "structured")
 port = int(os.environ.get("LAB_PORT", "0") or 0)
 try:  # mcp 2.x renamed FastMCP to MCPServer; host and port moved to run()
@@ -57,15 +70,18 @@ class Orders(BaseModel):
 
 if variant != "text":
     @mcp.tool(description="Units on hand and reserved for one SKU, with its bin location.", annotations=READ)
+    @tool
     def get_stock_level(sku: str) -> Stock:
         return Stock(**STOCK.get(sku, {"sku": sku, "on_hand": 0, "reserved": 0, "bin": "-"}))
 else:
     @mcp.tool(description="Units on hand and reserved for one SKU, with its bin location.", annotations=READ, structured_output=False)
+    @tool
     def get_stock_level(sku: str) -> str:
         return json.dumps(STOCK.get(sku, {"sku": sku, "on_hand": 0, "reserved": 0, "bin": "-"}))
 
 
 @mcp.tool(description="The supplier and lead time for one SKU.", annotations=READ)
+@tool
 def lookup_supplier(sku: str) -> Supplier:
     if sku not in SUPPLIERS:
         raise ValueError(f"Unknown SKU {sku}: no supplier on file")
@@ -75,11 +91,13 @@ def lookup_supplier(sku: str) -> Supplier:
 @mcp.tool(description="Books a stock correction (write-off or found units) for one SKU. Needs a human confirmation.",
           # variant `agree`: not destructive, so the annotations imply requires_approval like the policy
           annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=variant != "agree", idempotentHint=False, openWorldHint=False))
+@tool
 def adjust_stock(sku: str, delta: int, reason: str) -> Adjusted:
     return Adjusted(sku=sku, on_hand=STOCK.get(sku, {}).get("on_hand", 0) + delta)
 
 
 @mcp.tool(description="Open customer orders waiting for one SKU.", annotations=READ)
+@tool
 def list_pending_orders(sku: str) -> Orders:
     return Orders(sku=sku, orders=["PO-7731", "PO-7740"])
 

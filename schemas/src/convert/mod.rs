@@ -320,6 +320,7 @@ fn convert_unbounded(
                 let outcome = engine.apply(&view);
                 let mut derived = Derived {
                     result_is_error: outcome.result_is_error,
+                    result_type: outcome.result_type,
                     ..Derived::default()
                 };
                 let split = content::split(&attrs, &facts, outcome.matched, engine, &mut derived);

@@ -73,6 +73,7 @@ pub fn registry_markdown() -> String {
                     Some(Condition::AttrEquals(a, v)) => format!("`{a}` = `{v}`"),
                     Some(Condition::JsonPointerExists(a, p)) => format!("`{a}` has JSON `{p}`"),
                     Some(Condition::HttpHeaderEquals(h, v)) => format!("header `{h}` = `{v}`"),
+                    Some(Condition::AttrIsMcpMethod(a)) => format!("`{a}` is an MCP method"),
                     None => String::new(),
                 };
                 let _ = writeln!(

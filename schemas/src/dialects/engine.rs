@@ -44,6 +44,9 @@ impl<'a> SpanView<'a> {
 enum Target {
     Slot(usize),
     ResultIsError,
+    /// `result_type` from a constant ([`Transform::Constant`]): what a dialect says of the result
+    /// where no content shows it (Pydantic AI's approval deferral is `input_required`).
+    ResultType,
 }
 
 struct CompiledMapping {
@@ -132,6 +135,7 @@ pub(crate) struct Outcome {
     pub matched: u32,
     pub lifted: [Option<SlotValue>; N_SLOTS],
     pub result_is_error: Option<bool>,
+    pub result_type: Option<&'static str>,
 }
 
 impl Outcome {
@@ -177,6 +181,8 @@ impl DialectEngine {
             for (order, mapping) in dialect.mappings.iter().enumerate() {
                 let target = if mapping.target == col::RESULT_IS_ERROR {
                     Target::ResultIsError
+                } else if mapping.target == col::RESULT_TYPE {
+                    Target::ResultType
                 } else {
                     match slot_index(mapping.target) {
                         Some(i) => Target::Slot(i),
@@ -261,6 +267,7 @@ impl DialectEngine {
             matched,
             lifted: std::array::from_fn(|_| None),
             result_is_error: None,
+            result_type: None,
         };
         let mut prio: [(usize, usize); N_SLOTS] = [(usize::MAX, usize::MAX); N_SLOTS];
         let mut err_prio = (usize::MAX, usize::MAX);
@@ -327,6 +334,13 @@ impl DialectEngine {
                 if let Some(b) = value().and_then(|raw| raw.as_bool()) {
                     out.result_is_error = Some(b);
                     *err_prio = p;
+                }
+            }
+            Target::ResultType => {
+                // Only constants (the registry test holds every such mapping to one): the
+                // column's values are the few result types the rules know, never sender text.
+                if let (None, Transform::Constant(c)) = (out.result_type, m.mapping.transform) {
+                    out.result_type = Some(c);
                 }
             }
         }
@@ -444,6 +458,12 @@ fn condition_holds(when: Option<Condition>, view: &SpanView<'_>) -> bool {
                 // Compared in place: the common case must not copy the string.
                 Some(Value::StringValue(s)) => s == expected,
                 other => other.and_then(scalar_text).is_some_and(|t| t == expected),
+            }
+        }
+        Some(Condition::AttrIsMcpMethod(name)) => {
+            match view.get(name).and_then(|v| v.value.as_ref()) {
+                Some(Value::StringValue(s)) => crate::mcp_methods::method(s).is_some(),
+                _ => false,
             }
         }
         Some(Condition::HttpHeaderEquals(header, expected)) => {

@@ -20,6 +20,7 @@ mod mcp_sdk;
 mod mcpcat;
 mod openinference;
 mod openlit;
+mod pydantic_ai;
 mod semconv;
 mod semconv_deprecated;
 mod sentry;
@@ -92,6 +93,10 @@ pub enum Condition {
     /// The captured request header of this (lower-case, `-`) name, in either spelling
     /// (`http.request.header.mcp-method` or `..mcp_method`), has this value.
     HttpHeaderEquals(&'static str, &'static str),
+    /// The attribute's text is an MCP method of either protocol revision
+    /// ([`crate::mcp_methods`]): OpenLIT's Python `mcp.method` holds SDK function names
+    /// (`call_tool`, `send_request`), its JS one the method or a tool name.
+    AttrIsMcpMethod(&'static str),
 }
 
 /// One source -> column mapping.
@@ -141,6 +146,7 @@ pub static DIALECTS: &[&Dialect] = &[
     &logfire::LOGFIRE,
     &sentry::SENTRY,
     &openinference::OPENINFERENCE,
+    &pydantic_ai::PYDANTIC_AI,
     &mcpcat::MCPCAT,
     &atlas::ATLAS,
     &mcp_http::MCP_HTTP,
@@ -196,6 +202,9 @@ pub(crate) mod tests_support {
         if let Some(b) = out.result_is_error {
             got.insert(crate::schema::col::RESULT_IS_ERROR, b.to_string());
         }
+        if let Some(t) = out.result_type {
+            got.insert(crate::schema::col::RESULT_TYPE, t.to_string());
+        }
         got
     }
 
@@ -228,11 +237,20 @@ mod tests {
         for d in DIALECTS {
             for m in d.mappings {
                 assert!(
-                    slot_index(m.target).is_some() || m.target == col::RESULT_IS_ERROR,
+                    slot_index(m.target).is_some()
+                        || m.target == col::RESULT_IS_ERROR
+                        || m.target == col::RESULT_TYPE,
                     "dialect {} maps into unknown column {}",
                     d.id,
                     m.target
                 );
+                if m.target == col::RESULT_TYPE {
+                    assert!(
+                        matches!(m.transform, Transform::Constant(_)),
+                        "{}: result_type takes constants only",
+                        d.id
+                    );
+                }
                 if let (Source::SpanName(p), Transform::Capture(name)) = (m.source, m.transform) {
                     assert!(
                         p.contains(&format!("{{{name}}}")),

@@ -9,6 +9,15 @@
 //! `structuredContent` and `isError`; a `tools/list` result with annotations and outputSchema),
 //! the request in `mcp.request.payload`. A tool error leaves the status UNSET: `isError` is only
 //! seen in the response payload.
+//!
+//! The Python SDK instrumentation (`openlit` 1.45) wraps the MCP SDK's functions: its `mcp.method`
+//! is the function's name (`call_tool`, `list_tools`, `send_request`, `run`), so `mcp.method` is
+//! mapped only when it is an MCP method: `transport_request`, `server_run` and `session_init`
+//! spans are transport, not requests. Not mapped (yet): the tool of a Python `tools_call`, which
+//! is only in the function's recorded arguments (`mcp.request.payload`
+//! `{"params": {"args": [tool, {…}]}}`). The server's executions of a tool are CLIENT spans
+//! (under a session-long `server/run`), which the analyzer would take for host calls without
+//! their approvals: lab/README.md lists what tripline still misses on this library.
 
 use super::{Condition, ContentRole, ContentSource, Detect, Dialect, Mapping, Source, Transform};
 use crate::schema::col;
@@ -44,7 +53,12 @@ pub(super) static OPENLIT: Dialect = Dialect {
         operation("prompts_get", "prompts/get"),
         operation("prompts_list", "prompts/list"),
         operation("initialize", "initialize"),
-        Mapping::attr("mcp.method", col::MCP_METHOD_NAME),
+        Mapping {
+            source: Source::Attr("mcp.method"),
+            target: col::MCP_METHOD_NAME,
+            transform: Transform::Identity,
+            when: Some(Condition::AttrIsMcpMethod("mcp.method")),
+        },
         Mapping::attr("mcp.tool.name", col::GEN_AI_TOOL_NAME),
         Mapping::attr("mcp.message_id", col::JSONRPC_REQUEST_ID),
         Mapping::attr("mcp.transport.type", col::MCP_TRANSPORT),
@@ -108,5 +122,35 @@ mod tests {
         // an older span with only `mcp.method`
         let got = lifted("openlit", "x", &[("mcp.method", "tools/call")]);
         assert_lifted(&got, &[(col::MCP_METHOD_NAME, Some("tools/call"))]);
+    }
+
+    #[test]
+    fn python_sdk_function_names_are_not_methods() {
+        let got = lifted(
+            "openlit.instrumentation.mcp",
+            "mcp tools/call",
+            &[
+                ("mcp.operation.name", "tools_call"),
+                ("mcp.method", "call_tool"),
+                (
+                    "mcp.request.payload",
+                    r#"{"method": "call_tool", "params": {"args": ["lookup_supplier", {"sku": "SKU-404"}]}}"#,
+                ),
+            ],
+        );
+        assert_lifted(&got, &[(col::MCP_METHOD_NAME, Some("tools/call"))]);
+        // the transport span below it: no method, so not a request of its own
+        let got = lifted(
+            "openlit.instrumentation.mcp",
+            "mcp transport/request",
+            &[
+                ("mcp.operation.name", "transport_request"),
+                ("mcp.method", "send_request"),
+            ],
+        );
+        assert_lifted(
+            &got,
+            &[(col::MCP_METHOD_NAME, None), (col::GEN_AI_TOOL_NAME, None)],
+        );
     }
 }
