@@ -22,6 +22,21 @@ fn transform(t: Transform) -> String {
     }
 }
 
+fn condition(c: Condition) -> String {
+    match c {
+        Condition::AttrEquals(a, v) => format!("`{a}` = `{v}`"),
+        Condition::AttrNotEquals(a, v) => format!("`{a}` ≠ `{v}`"),
+        Condition::JsonPointerExists(a, p) => format!("`{a}` has JSON `{p}`"),
+        Condition::HttpHeaderEquals(h, v) => format!("header `{h}` = `{v}`"),
+        Condition::AttrIsMcpMethod(a) => format!("`{a}` is an MCP method"),
+        Condition::All(all) => all
+            .iter()
+            .map(|c| condition(*c))
+            .collect::<Vec<_>>()
+            .join(" and "),
+    }
+}
+
 fn role(r: ContentRole) -> &'static str {
     match r {
         ContentRole::ToolArguments => "tool arguments",
@@ -69,13 +84,7 @@ pub fn registry_markdown() -> String {
         if !d.mappings.is_empty() {
             out.push_str("| source | column | value | when |\n|---|---|---|---|\n");
             for m in d.mappings {
-                let when = match m.when {
-                    Some(Condition::AttrEquals(a, v)) => format!("`{a}` = `{v}`"),
-                    Some(Condition::JsonPointerExists(a, p)) => format!("`{a}` has JSON `{p}`"),
-                    Some(Condition::HttpHeaderEquals(h, v)) => format!("header `{h}` = `{v}`"),
-                    Some(Condition::AttrIsMcpMethod(a)) => format!("`{a}` is an MCP method"),
-                    None => String::new(),
-                };
+                let when = m.when.map(condition).unwrap_or_default();
                 let _ = writeln!(
                     out,
                     "| {} | `{}` | {} | {} |",

@@ -435,6 +435,15 @@ impl Raw<'_> {
     }
 }
 
+/// The attribute exists and its value (as text) is `expected`.
+fn attr_equals(view: &SpanView<'_>, name: &str, expected: &str) -> bool {
+    match view.get(name).and_then(|v| v.value.as_ref()) {
+        // Compared in place: the common case must not copy the string.
+        Some(Value::StringValue(s)) => s == expected,
+        other => other.and_then(scalar_text).is_some_and(|t| t == expected),
+    }
+}
+
 fn mapped_value<'a>(value: &'a AnyValue, m: &CompiledMapping) -> Option<Raw<'a>> {
     match m.mapping.transform {
         Transform::Identity | Transform::Capture(_) => Some(Raw::Any(value)),
@@ -453,13 +462,9 @@ fn mapped_value<'a>(value: &'a AnyValue, m: &CompiledMapping) -> Option<Raw<'a>>
 fn condition_holds(when: Option<Condition>, view: &SpanView<'_>) -> bool {
     match when {
         None => true,
-        Some(Condition::AttrEquals(name, expected)) => {
-            match view.get(name).and_then(|v| v.value.as_ref()) {
-                // Compared in place: the common case must not copy the string.
-                Some(Value::StringValue(s)) => s == expected,
-                other => other.and_then(scalar_text).is_some_and(|t| t == expected),
-            }
-        }
+        Some(Condition::AttrEquals(name, expected)) => attr_equals(view, name, expected),
+        Some(Condition::AttrNotEquals(name, value)) => !attr_equals(view, name, value),
+        Some(Condition::All(all)) => all.iter().all(|c| condition_holds(Some(*c), view)),
         Some(Condition::AttrIsMcpMethod(name)) => {
             match view.get(name).and_then(|v| v.value.as_ref()) {
                 Some(Value::StringValue(s)) => crate::mcp_methods::method(s).is_some(),

@@ -97,6 +97,10 @@ pub enum Condition {
     /// ([`crate::mcp_methods`]): OpenLIT's Python `mcp.method` holds SDK function names
     /// (`call_tool`, `send_request`), its JS one the method or a tool name.
     AttrIsMcpMethod(&'static str),
+    /// The attribute is absent, or its text differs from the given value.
+    AttrNotEquals(&'static str, &'static str),
+    /// Every one of these holds.
+    All(&'static [Condition]),
 }
 
 /// One source -> column mapping.

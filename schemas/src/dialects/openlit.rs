@@ -13,7 +13,9 @@
 //! The Python SDK instrumentation (`openlit` 1.45) wraps the MCP SDK's functions: its `mcp.method`
 //! is the function's name (`call_tool`, `list_tools`, `send_request`, `run`), so `mcp.method` is
 //! mapped only when it is an MCP method: `transport_request`, `server_run` and `session_init`
-//! spans are transport, not requests. Not mapped (yet): the tool of a Python `tools_call`, which
+//! spans are transport, not requests. At start-up it records FastMCP's registration of each
+//! handler as a parentless SERVER `mcp tools/call` span whose request payload is only
+//! `{"method": "call_tool"}`: not a request (it would be an orphaned server span to TL004). Not mapped (yet): the tool of a Python `tools_call`, which
 //! is only in the function's recorded arguments (`mcp.request.payload`
 //! `{"params": {"args": [tool, {…}]}}`). The server's executions of a tool are CLIENT spans
 //! (under a session-long `server/run`), which the analyzer would take for host calls without
@@ -32,6 +34,10 @@ const fn operation(value: &'static str, method: &'static str) -> Mapping {
     }
 }
 
+/// What OpenLIT's Python instrumentation records for `call_tool` when FastMCP registers a
+/// tool's handler at start-up (a SERVER span, no arguments, response `{}`): not a request.
+const PY_REGISTRATION: &str = r#"{"method": "call_tool"}"#;
+
 pub(super) static OPENLIT: Dialect = Dialect {
     id: "openlit",
     description: "OpenLIT MCP instrumentation",
@@ -46,7 +52,15 @@ pub(super) static OPENLIT: Dialect = Dialect {
         ],
     },
     mappings: &[
-        operation("tools_call", "tools/call"),
+        Mapping {
+            source: Source::Attr("mcp.operation.name"),
+            target: col::MCP_METHOD_NAME,
+            transform: Transform::Constant("tools/call"),
+            when: Some(Condition::All(&[
+                Condition::AttrEquals("mcp.operation.name", "tools_call"),
+                Condition::AttrNotEquals("mcp.request.payload", PY_REGISTRATION),
+            ])),
+        },
         operation("tools_list", "tools/list"),
         operation("resources_read", "resources/read"),
         operation("resources_list", "resources/list"),
@@ -139,6 +153,18 @@ mod tests {
             ],
         );
         assert_lifted(&got, &[(col::MCP_METHOD_NAME, Some("tools/call"))]);
+        // a handler's registration at start-up: no request
+        let got = lifted(
+            "openlit.instrumentation.mcp",
+            "mcp tools/call",
+            &[
+                ("mcp.operation.name", "tools_call"),
+                ("mcp.method", "call_tool"),
+                ("mcp.request.payload", r#"{"method": "call_tool"}"#),
+                ("mcp.response.payload", "{}"),
+            ],
+        );
+        assert_lifted(&got, &[(col::MCP_METHOD_NAME, None)]);
         // the transport span below it: no method, so not a request of its own
         let got = lifted(
             "openlit.instrumentation.mcp",
