@@ -8,6 +8,7 @@ pub mod calls;
 pub mod list_memo;
 mod model_calls;
 pub mod roles;
+pub mod server_tools;
 pub mod span;
 pub mod stitch;
 pub mod transport;
@@ -83,6 +84,8 @@ impl Model {
             by_trace.entry(s.trace_id).or_default().push(i);
         }
         let traces: BTreeMap<TraceId, Vec<usize>> = by_trace.into_iter().collect();
+        let mut demoted = demoted;
+        demoted.extend(server_tools::promote(&mut spans, &parent));
         let roles = roles::assign(&spans, &parent);
         let mut model = Self {
             spans,

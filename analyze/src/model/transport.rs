@@ -51,6 +51,18 @@ pub struct Demoted {
 }
 
 impl Demoted {
+    /// The MCP facts span `index` (`s`) has now, before a change that [`Demoted::restore`]
+    /// undoes (a promotion, [`super::server_tools`]).
+    pub(super) fn before(index: usize, s: &SpanRow) -> Demoted {
+        Demoted {
+            index,
+            mcp_method: s.mcp_method.clone(),
+            tool_name: s.tool_name.clone(),
+            prompt_name: s.prompt_name.clone(),
+            mcp_resource_uri: s.mcp_resource_uri.clone(),
+        }
+    }
+
     /// Puts the cleared facts back on `s` (the span at [`Demoted::index`]).
     pub fn restore(self, s: &mut SpanRow) {
         s.mcp_method = self.mcp_method;
