@@ -56,12 +56,41 @@ pub(crate) fn call_tool_result(text: &str) -> Option<Value> {
     Some(json!({"content": blocks, "structuredContent": structured, "isError": is_error}))
 }
 
+/// The fields of a pydantic model's `str()` as a JSON object, each value converted from its
+/// Python literal (`None` -> null, `True` -> true, `{'k': 1}` -> `{"k": 1}`, a nested model
+/// `ToolAnnotations(readOnlyHint=True, ...)` -> an object of its keyword arguments), or `None`
+/// when `text` is not exactly that shape (every field `name=value`, separated by one space,
+/// nothing left over). OpenLIT's Python MCP instrumentation records a `tools/list` result's tools
+/// and a tool result's content blocks this way inside its JSON payloads:
+/// `name='adjust_stock' title=None inputSchema={...} annotations=ToolAnnotations(...)`,
+/// `type='text' text='...' annotations=None meta=None`.
+pub(crate) fn pydantic_fields(text: &str) -> Option<Map<String, Value>> {
+    let mut p = Parser {
+        s: text.trim(),
+        i: 0,
+    };
+    let mut out = Map::new();
+    loop {
+        let key = p.ident()?;
+        p.expect("=")?;
+        let value = p.literal(0)?;
+        out.insert(key.to_string(), value);
+        if p.i == p.s.len() {
+            return Some(out);
+        }
+        p.expect(" ")?;
+    }
+}
+
+/// Deepest nesting [`Parser::literal`] follows.
+const MAX_DEPTH: usize = 64;
+
 struct Parser<'a> {
     s: &'a str,
     i: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn rest(&self) -> &str {
         &self.s[self.i..]
     }
@@ -114,6 +143,109 @@ impl Parser<'_> {
             }
         }
         out.contains_key("type").then_some(Value::Object(out))
+    }
+
+    /// A Python identifier (`[A-Za-z_][A-Za-z0-9_]*`).
+    fn ident(&mut self) -> Option<&'a str> {
+        let rest = &self.s[self.i..];
+        let len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if len == 0 || rest.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let start = self.i;
+        self.i += len;
+        Some(&self.s[start..start + len])
+    }
+
+    /// One Python literal as JSON: a string, `None` / `True` / `False`, a number, a dict, a list
+    /// or tuple, or a constructor call with keyword arguments (an object of them).
+    fn literal(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            '\'' | '"' => self.string().map(Value::String),
+            '{' => {
+                self.i += 1;
+                let mut out = Map::new();
+                if self.eat("}") {
+                    return Some(Value::Object(out));
+                }
+                loop {
+                    let key = match self.literal(depth + 1)? {
+                        Value::String(k) => k,
+                        Value::Number(n) => n.to_string(),
+                        Value::Bool(b) => if b { "True" } else { "False" }.to_string(),
+                        _ => return None,
+                    };
+                    self.expect(": ")?;
+                    let value = self.literal(depth + 1)?;
+                    out.insert(key, value);
+                    if self.eat("}") {
+                        return Some(Value::Object(out));
+                    }
+                    self.expect(", ")?;
+                }
+            }
+            '[' | '(' => {
+                let (close, trailing) = if self.peek()? == '[' {
+                    ("]", ",]")
+                } else {
+                    (")", ",)")
+                };
+                self.i += 1;
+                let mut out = Vec::new();
+                if self.eat(close) {
+                    return Some(Value::Array(out));
+                }
+                loop {
+                    out.push(self.literal(depth + 1)?);
+                    if self.eat(close) || self.eat(trailing) {
+                        return Some(Value::Array(out));
+                    }
+                    self.expect(", ")?;
+                }
+            }
+            c if c.is_ascii_digit() || c == '-' => {
+                let rest = self.rest();
+                let len = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || "_.-+".contains(c)))
+                    .unwrap_or(rest.len());
+                let text = &rest[..len];
+                let number = match text.parse::<i64>() {
+                    Ok(n) => Value::from(n),
+                    Err(_) => serde_json::Number::from_f64(text.parse::<f64>().ok()?)?.into(),
+                };
+                self.i += len;
+                Some(number)
+            }
+            _ => {
+                let name = self.ident()?;
+                match name {
+                    "None" => return Some(Value::Null),
+                    "True" => return Some(Value::Bool(true)),
+                    "False" => return Some(Value::Bool(false)),
+                    _ => {}
+                }
+                self.expect("(")?;
+                let mut out = Map::new();
+                if self.eat(")") {
+                    return Some(Value::Object(out));
+                }
+                loop {
+                    let key = self.ident()?.to_string();
+                    self.expect("=")?;
+                    let value = self.literal(depth + 1)?;
+                    out.insert(key, value);
+                    if self.eat(")") {
+                        return Some(Value::Object(out));
+                    }
+                    self.expect(", ")?;
+                }
+            }
+        }
     }
 
     /// A Python string literal (`'...'` or `"..."`, with backslash escapes), decoded.
@@ -229,6 +361,49 @@ mod tests {
         .unwrap();
         assert_eq!(v["isError"], true);
         assert_eq!(v["content"][1]["type"], "image");
+    }
+
+    #[test]
+    fn pydantic_str_of_a_tool_and_of_a_content_block() {
+        let tool = pydantic_fields(
+            "name='adjust_stock' title=None description='Books a correction. It\\'s checked.' inputSchema={'properties': {'delta': {'title': 'Delta', 'type': 'integer'}}, 'required': ['delta'], 'type': 'object'} outputSchema=None icons=None annotations=ToolAnnotations(title=None, readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False) meta=None execution=None",
+        )
+        .unwrap();
+        assert_eq!(tool["name"], "adjust_stock");
+        assert_eq!(tool["description"], "Books a correction. It's checked.");
+        assert_eq!(
+            tool["inputSchema"],
+            json!({"properties": {"delta": {"title": "Delta", "type": "integer"}},
+                   "required": ["delta"], "type": "object"})
+        );
+        assert_eq!(tool["outputSchema"], Value::Null);
+        assert_eq!(tool["annotations"]["destructiveHint"], true);
+        assert_eq!(tool["annotations"]["readOnlyHint"], false);
+        let block =
+            pydantic_fields("type='text' text='{\"sku\": 1}' annotations=None meta=None").unwrap();
+        assert_eq!(block["type"], "text");
+        assert_eq!(block["text"], "{\"sku\": 1}");
+        let nums =
+            pydantic_fields("a=-3 b=1.5e-05 c=(1,) d=[] e={} f=['x', 2, None] g=(1, 2)").unwrap();
+        assert_eq!(nums["a"], -3);
+        assert_eq!(nums["b"], 1.5e-05);
+        assert_eq!(nums["c"], json!([1]));
+        assert_eq!(nums["f"], json!(["x", 2, null]));
+        assert_eq!(nums["g"], json!([1, 2]));
+        for text in [
+            "",
+            "name='x' =None",
+            "name='x'  title=None",
+            "name='x' title=Foo",
+            "name='unterminated",
+            "42 degrees",
+            "{\"name\": \"json, not a str()\"}",
+            "name={'a': 1",
+        ] {
+            assert_eq!(pydantic_fields(text), None, "{text}");
+        }
+        let deep = format!("a={}{}", "[".repeat(100), "]".repeat(100));
+        assert_eq!(pydantic_fields(&deep), None, "nesting is bounded");
     }
 
     #[test]

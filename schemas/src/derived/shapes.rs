@@ -81,6 +81,22 @@ fn observe_call_tool_result(d: &mut Derived, o: &Map<String, Value>) {
 }
 
 fn observe_blocks(d: &mut Derived, items: &[Value]) {
+    // OpenLIT's Python instrumentation writes each block as the pydantic `str()` of the SDK's
+    // model (`type='text' text='...' annotations=None meta=None`): read as the object it shows.
+    let converted: Vec<Value>;
+    let items = if items.iter().any(Value::is_string) {
+        converted = items
+            .iter()
+            .map(|b| match b {
+                Value::String(text) => super::python_repr::pydantic_fields(text)
+                    .map_or_else(|| b.clone(), Value::Object),
+                _ => b.clone(),
+            })
+            .collect();
+        &converted[..]
+    } else {
+        items
+    };
     let types: Vec<String> = items
         .iter()
         .map(|b| {

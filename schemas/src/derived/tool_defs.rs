@@ -1,6 +1,7 @@
 //! Tool definitions ([`ToolDef`], declared in [`crate::tool_def`]) as the rules need them, from `gen_ai.tool.definitions` (function-calling form,
 //! possibly nested under `"function"`) or from an MCP `tools/list` result (`inputSchema`,
-//! `outputSchema`, `annotations`).
+//! `outputSchema`, `annotations`), whose tools may be the pydantic `str()` of the SDK's `Tool`
+//! (OpenLIT's Python instrumentation).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -73,6 +74,15 @@ pub fn tool_defs_from_list(items: &[Value]) -> Vec<ToolDef> {
 }
 
 fn tool_def(item: &Value) -> Option<ToolDef> {
+    // A tool written as the pydantic `str()` of the SDK's `Tool` (OpenLIT's Python
+    // instrumentation): read as the object it shows, when it is exactly that shape.
+    if let Value::String(text) = item {
+        let fields = super::python_repr::pydantic_fields(text)?;
+        return fields
+            .contains_key("name")
+            .then(|| tool_def(&Value::Object(fields)))
+            .flatten();
+    }
     let outer = item.as_object()?;
     let def = outer
         .get("function")
@@ -130,6 +140,28 @@ mod tests {
         assert_eq!(defs[1].has_output_schema, Some(false));
         assert_eq!(defs[1].output_schema_digest, None);
         assert_eq!(defs[2].description.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn a_tool_as_the_pydantic_str_of_the_sdk_model() {
+        let items = vec![
+            Value::String("name='adjust_stock' title=None description='d' inputSchema={'type': 'object'} outputSchema={'type': 'object'} icons=None annotations=ToolAnnotations(title=None, readOnlyHint=False, destructiveHint=True, idempotentHint=None, openWorldHint=None) meta=None execution=None".into()),
+            Value::String("get_stock_level".into()),
+            Value::String("title='no name' inputSchema={}".into()),
+        ];
+        let defs = tool_defs_from_list(&items);
+        assert_eq!(defs.len(), 1, "{defs:?}");
+        assert_eq!(defs[0].name.as_deref(), Some("adjust_stock"));
+        assert_eq!(defs[0].has_output_schema, Some(true));
+        assert_eq!(defs[0].destructive_hint, Some(true));
+        assert_eq!(defs[0].read_only_hint, Some(false));
+        assert_eq!(defs[0].idempotent_hint, None);
+        let json: Value = serde_json::from_str(r#"[{"name":"adjust_stock","description":"d","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}]"#).unwrap();
+        assert_eq!(
+            defs[0].input_schema_digest,
+            tool_defs_from_list(json.as_array().unwrap())[0].input_schema_digest,
+            "the same schema digests alike in either form"
+        );
     }
 
     /// The cache answers what a parse answers, for hits, misses, evictions and non-lists.
