@@ -91,9 +91,10 @@ pub struct Stats {
     pub spans_accepted: AtomicU64,
     /// Spans rejected by validation (reported back in `partial_success`).
     pub spans_rejected: AtomicU64,
-    /// Spans refused after conversion because the queue was full (429 / RESOURCE_EXHAUSTED).
-    /// A request refused at admission, before its body is read, has no known span count: it
-    /// shows only in the per-status request counts.
+    /// Spans refused because the queue was full (429 / RESOURCE_EXHAUSTED): after their decode,
+    /// or before it with the span count read from the framing. A request refused at admission,
+    /// before its body is read, has no known span count: it shows only in the per-status
+    /// request counts.
     pub spans_refused: AtomicU64,
     /// OTLP log records converted and acknowledged (in the WAL).
     pub log_records_accepted: AtomicU64,

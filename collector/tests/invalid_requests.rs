@@ -330,6 +330,13 @@ async fn a_request_the_queue_has_no_room_for_is_refused_before_its_decode() {
         );
         assert_eq!(decoded(), 1, "{encoding:?}: refused without a decode");
     }
+    // The plain body was refused before it was read (its spans unknown), the gzip one after
+    // its decompression, with its spans counted from the framing.
+    assert_eq!(
+        server.stats().spans_refused.load(Ordering::Relaxed),
+        spans,
+        "the gzip body's spans are counted as refused"
+    );
     // The queue is not full: a small request is still accepted.
     let small = post_json(server.http_addr(), fixture("valid.json")).await;
     assert_eq!(small.status(), 200);

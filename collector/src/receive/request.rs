@@ -155,7 +155,10 @@ pub fn process_signal_body(
                 if format == Format::Protobuf {
                     // A body whose framing does not parse is left to the decode's error.
                     let spans = count_spans(&plain).unwrap_or(0);
-                    check_room(ctx, plain.len(), spans)?;
+                    if let Err(refused) = check_room(ctx, plain.len(), spans) {
+                        Stats::add(&ctx.stats.spans_refused, spans);
+                        return Err(refused);
+                    }
                 }
                 Stats::add(&ctx.stats.requests_decoded, 1);
                 let request = match format {
