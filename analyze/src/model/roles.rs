@@ -7,7 +7,9 @@
 //! process is a host span, server-side otherwise (an MCP span with no agent above it is a server
 //! handling a request). An `execute_tool` span that carries the MCP attributes itself (the
 //! conventions' alternative to a separate MCP client span) and the model's tool call id is the
-//! host's, whatever its kind (INTERNAL, as GenAI tool spans are).
+//! host's, whatever its kind (INTERNAL, as GenAI tool spans are). OpenLIT's Python
+//! instrumentation records a server's handling of a request as CLIENT spans: an OpenLIT CLIENT
+//! span in a process that serves MCP (it has MCP SERVER spans) and runs no agent is server-side.
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,6 +26,8 @@ pub enum McpRole {
 pub fn assign(spans: &[SpanRow], parent: &[Option<usize>]) -> Vec<Option<McpRole>> {
     let mut host_services: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
     let mut server_services: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
+    // Services with agent, model or execute_tool spans: where an agent runs.
+    let mut agent_services: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
     for s in spans {
         let svc = s.service_name.as_deref().unwrap_or("");
         if s.is_agent_run()
@@ -32,6 +36,7 @@ pub fn assign(spans: &[SpanRow], parent: &[Option<usize>]) -> Vec<Option<McpRole
             || s.is_execute_tool_with_mcp()
         {
             host_services.insert(svc);
+            agent_services.insert(svc);
         }
         if s.is_mcp() {
             match s.kind() {
@@ -53,6 +58,17 @@ pub fn assign(spans: &[SpanRow], parent: &[Option<usize>]) -> Vec<Option<McpRole
                 return None;
             }
             Some(match s.kind() {
+                // OpenLIT's Python instrumentation records the server's handling of a request
+                // (FastMCP's and the tool manager's `call_tool`) as CLIENT spans: in a process
+                // that serves MCP (SERVER spans) and runs no agent, they are the server's side.
+                SpanKind::Client
+                    if is_openlit(s) && {
+                        let svc = s.service_name.as_deref().unwrap_or("");
+                        server_services.contains(svc) && !agent_services.contains(svc)
+                    } =>
+                {
+                    McpRole::Server
+                }
                 SpanKind::Client | SpanKind::Producer => McpRole::Client,
                 SpanKind::Server | SpanKind::Consumer => McpRole::Server,
                 // MCP attributes on the host's execute_tool span (no separate MCP span).
@@ -74,6 +90,10 @@ pub fn assign(spans: &[SpanRow], parent: &[Option<usize>]) -> Vec<Option<McpRole
             })
         })
         .collect()
+}
+
+fn is_openlit(s: &SpanRow) -> bool {
+    s.dialects.iter().any(|d| d.as_str() == "openlit")
 }
 
 /// True when an ancestor in the same process (same service) is an agent, model or execute_tool

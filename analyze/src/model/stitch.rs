@@ -13,6 +13,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::roles::McpRole;
+use super::span::SpanKind;
 use super::{Model, TraceId};
 
 /// Clock tolerance around the host span when matching a server span to it (ns).
@@ -23,8 +24,13 @@ pub const SKEW_NS: i64 = 2_000_000_000;
 pub struct Orphan {
     /// The server span (the call's topmost server span).
     pub span: usize,
-    /// True when the span names a parent that is absent from the store (false: a root).
+    /// True when the span names a parent that is absent from the store (false: a root, or a
+    /// span under a session span, see `under_session`).
     pub parent_absent: bool,
+    /// The session span of its own process the span runs under, when it is not its trace's root:
+    /// a span above every request of a connection (OpenLIT Python's `mcp server/run`), in a
+    /// trace no host span is part of.
+    pub under_session: Option<usize>,
     /// The host's side of the same request, when found.
     pub matched: Option<OrphanMatch>,
 }
@@ -70,17 +76,40 @@ pub fn stitch(model: &mut Model) {
     };
     // Orphans: calls whose anchor is a server span whose process entry span (the anchor, or a
     // wrapper above it in the same service such as Traceloop's `mcp.server`) has no parent in the
-    // store. The entry span joins the call: it is what a user sees as the server's root.
+    // store. The entry span joins the call: it is what a user sees as the server's root. A span
+    // above more than one server call, or a CLIENT / SERVER span without an MCP method, is a
+    // session span (it holds a connection, not a request: OpenLIT Python's `mcp server/run`):
+    // each call's entry is then its topmost span below it, and the call is an orphan when the
+    // session's top has no parent.
+    let server_calls: Vec<(usize, usize)> = (0..model.calls.len())
+        .filter(|&ci| model.roles[model.calls[ci].anchor] == Some(McpRole::Server))
+        .map(|ci| (ci, entry_of(model, model.calls[ci].anchor)))
+        .collect();
+    let mut above: HashMap<usize, u32> = HashMap::new();
+    for &(ci, top) in &server_calls {
+        for i in path_up(model, model.calls[ci].anchor, top) {
+            *above.entry(i).or_default() += 1;
+        }
+    }
     let mut orphan_calls = Vec::new();
-    for ci in 0..model.calls.len() {
+    for &(ci, top) in &server_calls {
         let a = model.calls[ci].anchor;
-        if model.roles[a] != Some(McpRole::Server) {
+        if model.parent[top].is_some() {
             continue;
         }
-        let entry = entry_of(model, a);
-        if model.parent[entry].is_some() {
-            continue;
-        }
+        // The topmost span of the path that is above this call alone and is no span of another
+        // protocol layer (a CLIENT or SERVER span without an MCP method, like `server/run`
+        // around a single request); the anchor when even it is shared.
+        let entry = path_up(model, a, top)
+            .take_while(|&i| {
+                let s = &model.spans[i];
+                above.get(&i).copied().unwrap_or(0) <= 1
+                    && (i == a
+                        || s.is_mcp()
+                        || !matches!(s.kind(), SpanKind::Client | SpanKind::Server))
+            })
+            .last()
+            .unwrap_or(a);
         if entry != a {
             if model.call_of_span[entry].is_some() {
                 continue;
@@ -144,7 +173,8 @@ pub fn stitch(model: &mut Model) {
                 best = Some((pos, score));
             }
         }
-        let parent_absent = os.parent_span_id.is_some();
+        let under_session = model.parent[o_anchor];
+        let parent_absent = os.parent_span_id.is_some() && under_session.is_none();
         let matched = best.map(|(pos, (no_rid, _))| {
             candidates.take(pos);
             let hc = open[pos];
@@ -155,12 +185,17 @@ pub fn stitch(model: &mut Model) {
                 request_id_matched: !no_rid,
             }
         });
+        // Re-attached only where the span has no parent of its own: a span under a session span
+        // stays in its tree (it would be drawn twice), its call is merged all the same.
         if let Some(h) = matched.as_ref().and_then(OrphanMatch::host_span) {
-            model.stitched_parent[o_anchor] = Some(h);
+            if under_session.is_none() {
+                model.stitched_parent[o_anchor] = Some(h);
+            }
         }
         model.orphans.push(Orphan {
             span: o_anchor,
             parent_absent,
+            under_session,
             matched,
         });
     }
@@ -318,6 +353,16 @@ fn under_agent(model: &Model, i: usize) -> bool {
         cur = model.parent[p];
     }
     false
+}
+
+/// Span `from` and its ancestors up to and including `to` (an ancestor of `from`, or `from`).
+fn path_up(model: &Model, from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut next = Some(from);
+    std::iter::from_fn(move || {
+        let cur = next?;
+        next = if cur == to { None } else { model.parent[cur] };
+        Some(cur)
+    })
 }
 
 /// The topmost ancestor of server span `a` within its own process: walks up through parents of
@@ -490,6 +535,85 @@ mod tests {
                 assert!(model.spans[c.anchor].is_execute_tool());
             }
         }
+    }
+
+    /// A server that records a long-lived session span (CLIENT `server/run` > SERVER
+    /// `server/run`) above every request of the connection, in a trace no host span is part of:
+    /// each request is an orphan of its own, entered at its own span, and joins its host call.
+    #[test]
+    fn requests_under_a_session_span_of_a_disconnected_trace_are_orphans() {
+        let agent = SpanRow {
+            operation_name: Some("invoke_agent".into()),
+            ..span(1, 1, None, 0, 10_000)
+        };
+        let server = |s: SpanRow| SpanRow {
+            service_name: Some("server".into()),
+            ..s
+        };
+        let session_root = server(SpanRow {
+            kind: SpanKindField(SpanKind::Client),
+            ..span(2, 20, None, 0, 20_000)
+        });
+        let session = server(SpanRow {
+            kind: SpanKindField(SpanKind::Server),
+            ..span(2, 21, Some(20), 1, 19_999)
+        });
+        let request = |id: u8, tool: &str, start: i64| {
+            server(SpanRow {
+                kind: SpanKindField(SpanKind::Server),
+                mcp_method: Some("tools/call".into()),
+                tool_name: Some(tool.into()),
+                ..span(2, id, Some(21), start, start + 20)
+            })
+        };
+        let spans = vec![
+            agent,
+            execute(1, 2, 1, "read", 1_000),
+            execute(1, 3, 1, "write", 2_000),
+            session_root,
+            session,
+            request(22, "read", 1_010),
+            request(23, "write", 2_010),
+        ];
+        let model = Model::build(spans);
+        assert_eq!(model.orphans.len(), 2, "{:#?}", model.orphans);
+        for o in &model.orphans {
+            let s = &model.spans[o.span];
+            assert!(s.is_mcp(), "each request is its own entry: {}", s.span_id);
+            assert_eq!(
+                o.under_session.map(|p| model.spans[p].span_id),
+                Some(SpanId([21; 8]))
+            );
+            assert!(!o.parent_absent);
+            let m = o.matched.as_ref().expect("matched to its host call");
+            let host = &model.spans[m.execute_span.unwrap()];
+            assert_eq!(host.tool_name, s.tool_name);
+            assert_eq!(
+                model.stitched_parent[o.span], None,
+                "not re-attached: it has a parent"
+            );
+        }
+        // A single request under the session is entered at its own span too (the session spans
+        // are CLIENT / SERVER spans without a method).
+        let spans = vec![
+            SpanRow {
+                operation_name: Some("invoke_agent".into()),
+                ..span(1, 1, None, 0, 10_000)
+            },
+            execute(1, 2, 1, "read", 1_000),
+            server(SpanRow {
+                kind: SpanKindField(SpanKind::Client),
+                ..span(2, 20, None, 0, 20_000)
+            }),
+            server(SpanRow {
+                kind: SpanKindField(SpanKind::Server),
+                ..span(2, 21, Some(20), 1, 19_999)
+            }),
+            request(22, "read", 1_010),
+        ];
+        let model = Model::build(spans);
+        assert_eq!(model.orphans.len(), 1);
+        assert_eq!(model.spans[model.orphans[0].span].span_id, SpanId([22; 8]));
     }
 
     #[test]

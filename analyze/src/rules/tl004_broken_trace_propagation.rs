@@ -77,7 +77,13 @@ impl Rule for BrokenTracePropagation {
                 .and_then(|c| model.calls[c].tool.as_deref())
                 .or(s.tool_name.as_deref());
             let label = tool.unwrap_or("?");
-            let place = if o.parent_absent {
+            let place = if let Some(session) = o.under_session {
+                let sess = &model.spans[session];
+                format!(
+                    "runs under `{}` ({}), a span of the server's own trace {} that no host span is above",
+                    sess.name, sess.span_id, s.trace_id
+                )
+            } else if o.parent_absent {
                 format!(
                     "names parent {} which is absent from the store",
                     fmt_parent(s)

@@ -9,6 +9,21 @@ use crate::model::StatusCode;
 
 pub struct MaskedToolError;
 
+/// The call a span below a call's span belongs to as its transport (a span of no call of its
+/// own whose facts the call absorbed, such as OpenLIT's `mcp transport/request` under the client
+/// span): the nearest in-trace ancestor's call.
+fn transport_call(model: &crate::model::Model, i: usize) -> Option<usize> {
+    let mut cur = model.parent[i];
+    for _ in 0..64 {
+        let p = cur?;
+        if let Some(c) = model.call_of_span[p] {
+            return Some(c);
+        }
+        cur = model.parent[p];
+    }
+    None
+}
+
 static DOCS: RuleDocs = RuleDocs {
     what: "A span carries a tool result with isError: true (derived from the captured result) \
            while its status is OK or unset and it has no error.type, and no other span of the same \
@@ -62,7 +77,7 @@ impl Rule for MaskedToolError {
             {
                 continue;
             }
-            let call_index = model.call_of_span[i];
+            let call_index = model.call_of_span[i].or_else(|| transport_call(model, i));
             let call = call_index.and_then(|c| model.calls.get(c));
             // Another span of the same call that does report the error: dashboards see it.
             let visible = call.is_some_and(|c| {

@@ -18,8 +18,9 @@
 //! `{"method": "call_tool"}`: not a request (it would be an orphaned server span to TL004). Not mapped (yet): the tool of a Python `tools_call`, which
 //! is only in the function's recorded arguments (`mcp.request.payload`
 //! `{"params": {"args": [tool, {…}]}}`). The server's executions of a tool are CLIENT spans
-//! (under a session-long `server/run`), which the analyzer would take for host calls without
-//! their approvals: lab/README.md lists what tripline still misses on this library.
+//! under a session-long `server/run`: the analyzer takes them for the server's side by their
+//! process (`analyze/src/model/roles.rs`) and their session span for no request's entry
+//! (`stitch.rs`).
 
 use super::{Condition, ContentRole, ContentSource, Detect, Dialect, Mapping, Source, Transform};
 use crate::schema::col;
