@@ -15,9 +15,10 @@
 //! mapped only when it is an MCP method: `transport_request`, `server_run` and `session_init`
 //! spans are transport, not requests. At start-up it records FastMCP's registration of each
 //! handler as a parentless SERVER `mcp tools/call` span whose request payload is only
-//! `{"method": "call_tool"}`: not a request (it would be an orphaned server span to TL004). Not mapped (yet): the tool of a Python `tools_call`, which
-//! is only in the function's recorded arguments (`mcp.request.payload`
-//! `{"params": {"args": [tool, {…}]}}`). The server's executions of a tool are CLIENT spans
+//! `{"method": "call_tool"}`: not a request (it would be an orphaned server span to TL004). The
+//! tool of a Python `tools_call` is the first of the function's recorded arguments
+//! (`mcp.request.payload` `{"params": {"args": [tool, {…}]}}`; `mcp.tool.name` is set only when
+//! the tool is passed by keyword). The server's executions of a tool are CLIENT spans
 //! under a session-long `server/run`: the analyzer takes them for the server's side by their
 //! process (`analyze/src/model/roles.rs`) and their session span for no request's entry
 //! (`stitch.rs`).
@@ -75,6 +76,13 @@ pub(super) static OPENLIT: Dialect = Dialect {
             when: Some(Condition::AttrIsMcpMethod("mcp.method")),
         },
         Mapping::attr("mcp.tool.name", col::GEN_AI_TOOL_NAME),
+        // Python: `session.call_tool(name, arguments)` recorded as the function's arguments.
+        Mapping {
+            source: Source::Attr("mcp.request.payload"),
+            target: col::GEN_AI_TOOL_NAME,
+            transform: Transform::JsonPointer("/params/args/0"),
+            when: Some(Condition::AttrEquals("mcp.operation.name", "tools_call")),
+        },
         Mapping::attr("mcp.message_id", col::JSONRPC_REQUEST_ID),
         Mapping::attr("mcp.transport.type", col::MCP_TRANSPORT),
     ],
@@ -153,7 +161,13 @@ mod tests {
                 ),
             ],
         );
-        assert_lifted(&got, &[(col::MCP_METHOD_NAME, Some("tools/call"))]);
+        assert_lifted(
+            &got,
+            &[
+                (col::MCP_METHOD_NAME, Some("tools/call")),
+                (col::GEN_AI_TOOL_NAME, Some("lookup_supplier")),
+            ],
+        );
         // a handler's registration at start-up: no request
         let got = lifted(
             "openlit.instrumentation.mcp",
