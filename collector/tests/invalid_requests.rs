@@ -213,6 +213,19 @@ async fn full_queue_server(dir: &std::path::Path) -> collector::Server {
     server
 }
 
+/// The refused requests wrote nothing: the store holds the span of `valid.json` twice (the two
+/// accepted copies), and no other.
+fn assert_two_valid_requests_stored(dir: &std::path::Path) {
+    assert_eq!(
+        stored_span_ids(dir),
+        vec![
+            "eee19b7ec3c1b174".to_string(),
+            "eee19b7ec3c1b174".to_string()
+        ],
+        "only the two accepted requests are stored"
+    );
+}
+
 /// Resumes the writer of a [`full_queue_server`], waits until the queue is empty and checks a new
 /// request is accepted.
 async fn drain_and_check_still_serving(server: &collector::Server) {
@@ -236,14 +249,7 @@ async fn full_queue_is_429_with_retry_after() {
     );
     drain_and_check_still_serving(&server).await;
     server.shutdown().await.unwrap();
-    // the refused request wrote nothing: only the two good ones are stored
-    assert_eq!(
-        stored_span_ids(dir.path()),
-        vec![
-            "eee19b7ec3c1b174".to_string(),
-            "eee19b7ec3c1b174".to_string()
-        ]
-    );
+    assert_two_valid_requests_stored(dir.path());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -343,14 +349,7 @@ async fn a_request_the_queue_has_no_room_for_is_refused_before_its_decode() {
     assert_eq!(decoded(), 2);
     server.pipeline().pause_writer(false);
     server.shutdown().await.unwrap();
-    assert_eq!(
-        stored_span_ids(dir.path()),
-        vec![
-            "eee19b7ec3c1b174".to_string(),
-            "eee19b7ec3c1b174".to_string()
-        ],
-        "the refused requests wrote nothing"
-    );
+    assert_two_valid_requests_stored(dir.path());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
