@@ -15,7 +15,6 @@ use schemas::convert::{
     converted_size_floor_encoded, validate_request, ConvertError, Converted, IngestContext,
     Validation,
 };
-
 use schemas::decode::recycling::count_spans;
 
 use crate::ack_latency::AckStage;

@@ -69,17 +69,7 @@ pub(crate) fn pydantic_fields(text: &str) -> Option<Map<String, Value>> {
         s: text.trim(),
         i: 0,
     };
-    let mut out = Map::new();
-    loop {
-        let key = p.ident()?;
-        p.expect("=")?;
-        let value = p.literal(0)?;
-        out.insert(key.to_string(), value);
-        if p.i == p.s.len() {
-            return Some(out);
-        }
-        p.expect(" ")?;
-    }
+    p.entries(0, Parser::ident_key, "=", " ", None)
 }
 
 /// Deepest nesting [`Parser::literal`] follows.
@@ -169,25 +159,8 @@ impl<'a> Parser<'a> {
             '\'' | '"' => self.string().map(Value::String),
             '{' => {
                 self.i += 1;
-                let mut out = Map::new();
-                if self.eat("}") {
-                    return Some(Value::Object(out));
-                }
-                loop {
-                    let key = match self.literal(depth + 1)? {
-                        Value::String(k) => k,
-                        Value::Number(n) => n.to_string(),
-                        Value::Bool(b) => if b { "True" } else { "False" }.to_string(),
-                        _ => return None,
-                    };
-                    self.expect(": ")?;
-                    let value = self.literal(depth + 1)?;
-                    out.insert(key, value);
-                    if self.eat("}") {
-                        return Some(Value::Object(out));
-                    }
-                    self.expect(", ")?;
-                }
+                self.entries(depth + 1, Parser::dict_key, ": ", ", ", Some("}"))
+                    .map(Value::Object)
             }
             '[' | '(' => {
                 let (close, trailing) = if self.peek()? == '[' {
@@ -230,21 +203,55 @@ impl<'a> Parser<'a> {
                     _ => {}
                 }
                 self.expect("(")?;
-                let mut out = Map::new();
-                if self.eat(")") {
-                    return Some(Value::Object(out));
-                }
-                loop {
-                    let key = self.ident()?.to_string();
-                    self.expect("=")?;
-                    let value = self.literal(depth + 1)?;
-                    out.insert(key, value);
-                    if self.eat(")") {
-                        return Some(Value::Object(out));
-                    }
-                    self.expect(", ")?;
-                }
+                self.entries(depth + 1, Parser::ident_key, "=", ", ", Some(")"))
+                    .map(Value::Object)
             }
+        }
+    }
+
+    /// `key`, `assign`, value entries separated by `sep` up to `close` (consumed; `None`: up to
+    /// the end of the text, which holds at least one entry) as an object, values read at
+    /// `depth`: a dict's `'k': v, ...}`, a call's `k=v, ...)`, a model's `k=v k=v`.
+    fn entries(
+        &mut self,
+        depth: usize,
+        key: fn(&mut Self, usize) -> Option<String>,
+        assign: &str,
+        sep: &str,
+        close: Option<&str>,
+    ) -> Option<Map<String, Value>> {
+        let mut out = Map::new();
+        if close.is_some_and(|c| self.eat(c)) {
+            return Some(out);
+        }
+        loop {
+            let k = key(self, depth)?;
+            self.expect(assign)?;
+            let value = self.literal(depth)?;
+            out.insert(k, value);
+            let closed = match close {
+                Some(c) => self.eat(c),
+                None => self.i == self.s.len(),
+            };
+            if closed {
+                return Some(out);
+            }
+            self.expect(sep)?;
+        }
+    }
+
+    /// A keyword argument's or a model field's name.
+    fn ident_key(&mut self, _depth: usize) -> Option<String> {
+        self.ident().map(str::to_string)
+    }
+
+    /// A dict key: a string, or a number or bool written as its text.
+    fn dict_key(&mut self, depth: usize) -> Option<String> {
+        match self.literal(depth)? {
+            Value::String(k) => Some(k),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(if b { "True" } else { "False" }.to_string()),
+            _ => None,
         }
     }
 

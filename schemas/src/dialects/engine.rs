@@ -49,6 +49,25 @@ enum Target {
     ResultType,
 }
 
+/// The (dialect, mapping) rank of what each target of one span holds so far: a mapping assigns
+/// a target only when it ranks before (the registry's order: canonical dialects first).
+struct Precedence {
+    slots: [(usize, usize); N_SLOTS],
+    result_is_error: (usize, usize),
+    result_type: (usize, usize),
+}
+
+impl Precedence {
+    fn new() -> Self {
+        const NONE: (usize, usize) = (usize::MAX, usize::MAX);
+        Precedence {
+            slots: [NONE; N_SLOTS],
+            result_is_error: NONE,
+            result_type: NONE,
+        }
+    }
+}
+
 struct CompiledMapping {
     dialect: usize,
     order: usize,
@@ -269,8 +288,7 @@ impl DialectEngine {
             result_is_error: None,
             result_type: None,
         };
-        let mut prio: [(usize, usize); N_SLOTS] = [(usize::MAX, usize::MAX); N_SLOTS];
-        let mut err_prio = (usize::MAX, usize::MAX);
+        let mut prio = Precedence::new();
 
         for ((_, value), f) in view.attrs.iter().zip(facts) {
             let Some(maps) = f.mappings.map(|i| &self.mapping_lists[i]) else {
@@ -280,9 +298,7 @@ impl DialectEngine {
                 if matched & (1 << m.dialect) == 0 || !condition_holds(m.mapping.when, view) {
                     continue;
                 }
-                self.assign(m, &mut out, &mut prio, &mut err_prio, || {
-                    mapped_value(value, m)
-                });
+                self.assign(m, &mut out, &mut prio, || mapped_value(value, m));
             }
         }
         for nm in &self.name_mappings {
@@ -293,15 +309,13 @@ impl DialectEngine {
                 continue;
             };
             let m = &nm.m;
-            self.assign(m, &mut out, &mut prio, &mut err_prio, || {
-                match m.mapping.transform {
-                    Transform::Constant(c) => Some(Raw::Text(c.to_string())),
-                    Transform::Capture(hole) => captures
-                        .iter()
-                        .find(|(h, _)| *h == hole)
-                        .map(|(_, text)| Raw::Text(text.to_string())),
-                    _ => Some(Raw::Text(view.name.to_string())),
-                }
+            self.assign(m, &mut out, &mut prio, || match m.mapping.transform {
+                Transform::Constant(c) => Some(Raw::Text(c.to_string())),
+                Transform::Capture(hole) => captures
+                    .iter()
+                    .find(|(h, _)| *h == hole)
+                    .map(|(_, text)| Raw::Text(text.to_string())),
+                _ => Some(Raw::Text(view.name.to_string())),
             });
         }
         out
@@ -311,36 +325,39 @@ impl DialectEngine {
         &self,
         m: &CompiledMapping,
         out: &mut Outcome,
-        prio: &mut [(usize, usize); N_SLOTS],
-        err_prio: &mut (usize, usize),
+        prio: &mut Precedence,
         value: impl FnOnce() -> Option<Raw<'v>>,
     ) {
         let p = (m.dialect, m.order);
         match m.target {
             Target::Slot(i) => {
-                if p >= prio[i] {
+                if p >= prio.slots[i] {
                     return;
                 }
                 let kind = SLOTS[i].kind;
                 if let Some(v) = value().and_then(|raw| raw.coerce(kind)) {
                     out.lifted[i] = Some(v);
-                    prio[i] = p;
+                    prio.slots[i] = p;
                 }
             }
             Target::ResultIsError => {
-                if p >= *err_prio {
+                if p >= prio.result_is_error {
                     return;
                 }
                 if let Some(b) = value().and_then(|raw| raw.as_bool()) {
                     out.result_is_error = Some(b);
-                    *err_prio = p;
+                    prio.result_is_error = p;
                 }
             }
             Target::ResultType => {
                 // Only constants (the registry test holds every such mapping to one): the
                 // column's values are the few result types the rules know, never sender text.
-                if let (None, Transform::Constant(c)) = (out.result_type, m.mapping.transform) {
+                if p >= prio.result_type {
+                    return;
+                }
+                if let Transform::Constant(c) = m.mapping.transform {
                     out.result_type = Some(c);
+                    prio.result_type = p;
                 }
             }
         }
