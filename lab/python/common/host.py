@@ -7,11 +7,8 @@ import asyncio
 import json
 import os
 import secrets
-import signal
-import socket
-import subprocess
-import sys
-import time
+
+from lab_server import COMMAND, http_server, server_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = json.load(open(os.path.join(HERE, "scenarios.json")))
@@ -32,14 +29,6 @@ tracer = trace.get_tracer("lab.scripted_host", "1.0")
 MODEL = "scripted-agent-model-1"
 AGENT = DOC["agent"]
 TRANSPORT = os.environ.get("LAB_TRANSPORT", "stdio")
-
-
-def server_env(port=None):
-    env = {"PATH": os.environ.get("PATH", ""), "LAB_SINK": os.environ["LAB_SINK"], "LAB_TRANSPORT": TRANSPORT,
-           "LAB_SERVER_VARIANT": SCENARIO.get("server", "structured"), "PYTHONPATH": HERE}
-    if port:
-        env["LAB_PORT"] = str(port)
-    return env
 
 
 async def play(session):
@@ -86,35 +75,20 @@ async def play(session):
 
 
 async def main():
-    cmd = [sys.executable, os.path.join(HERE, "server.py")]
     if TRANSPORT == "stdio":
-        async with stdio_client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=server_env())) as (r, w):
+        params = StdioServerParameters(command=COMMAND[0], args=COMMAND[1:], env=server_env(TRANSPORT, SCENARIO))
+        async with stdio_client(params) as (r, w):
             async with ClientSession(r, w) as session:
                 await session.initialize()
                 await play(session)
         return
     from mcp.client.streamable_http import streamable_http_client
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(cmd, env=server_env(port))
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+    with http_server(TRANSPORT, SCENARIO) as url:
         # mcp 1.x yields (read, write, get_session_id), mcp 2.x (read, write)
-        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams:
+        async with streamable_http_client(url) as streams:
             async with ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
                 await play(session)
-    finally:
-        # SIGINT: uvicorn shuts down gracefully, mcp.run() returns and the SDK's atexit hook
-        # flushes the server's spans (SIGTERM would end the process without flushing them).
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
 
 
 asyncio.run(main())

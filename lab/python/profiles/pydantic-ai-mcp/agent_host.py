@@ -15,11 +15,8 @@ Content capture is Pydantic AI's default (on)."""
 import asyncio
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
+
+from lab_server import COMMAND, http_server, server_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = json.load(open(os.path.join(HERE, "scenarios.json")))
@@ -41,14 +38,6 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 TRANSPORT = os.environ.get("LAB_TRANSPORT", "stdio")
 TURNS = SCENARIO["turns"]
 APPROVED = {c["tool"] for t in TURNS for c in t["calls"] if c.get("approve")}
-
-
-def server_env(port=None):
-    env = {"PATH": os.environ.get("PATH", ""), "LAB_SINK": os.environ["LAB_SINK"], "LAB_TRANSPORT": TRANSPORT,
-           "LAB_SERVER_VARIANT": SCENARIO.get("server", "structured"), "PYTHONPATH": HERE}
-    if port:
-        env["LAB_PORT"] = str(port)
-    return env
 
 
 def turn_of(messages):
@@ -81,25 +70,11 @@ async def play(transport):
 
 
 async def main():
-    cmd = [sys.executable, os.path.join(HERE, "server.py")]
     if TRANSPORT == "stdio":
-        await play(StdioTransport(cmd[0], cmd[1:], env=server_env(), keep_alive=False))
+        await play(StdioTransport(COMMAND[0], COMMAND[1:], env=server_env(TRANSPORT, SCENARIO), keep_alive=False))
         return
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(cmd, env=server_env(port))
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        await play(StreamableHttpTransport(f"http://127.0.0.1:{port}/mcp"))
-    finally:
-        proc.send_signal(signal.SIGINT)  # graceful: the server's spans are flushed at exit
-        proc.wait(timeout=20)
+    with http_server(TRANSPORT, SCENARIO) as url:
+        await play(StreamableHttpTransport(url))
 
 
 asyncio.run(main())
