@@ -33,7 +33,6 @@ use super::extent_runs::{Extent, ExtentRuns, NO_CONVERSATION};
 use super::str_col::StrCol;
 use super::{wal_spans_matching, RowReader, ScanFilter, TABLE};
 use crate::error::LoadError;
-use crate::model::span::MODEL_OPERATIONS;
 use crate::model::span::{SpanRow, TraceId};
 use crate::rules::{Catalog, CatalogBuilder, GuardrailFacts};
 use crate::store::{Scanned, Snapshot};
@@ -302,21 +301,11 @@ async fn index_once(
         })
         .collect();
     partitions.sort_unstable_by(|a, b| (&a.date, a.hour).cmp(&(&b.date, b.hour)));
-    // Listings only: model calls carry the definitions shown to the model (heavy, and not the
-    // servers' catalog), so they are dropped before their rows are decoded; only the columns
-    // the catalog reads are decoded.
-    let op = || col(c::GEN_AI_OPERATION_NAME);
-    let models: Vec<Expr> = MODEL_OPERATIONS.iter().map(|o| lit(*o)).collect();
+    // Every span with tool definitions: listings, and model calls, whose definitions count only
+    // where they show a tool's MCP annotations (`CatalogBuilder::add`); only the columns the
+    // catalog reads are decoded.
     let defs = df
-        // The operation first: `A AND B` evaluates B only on the rows A keeps, copying the
-        // batch's columns to do so when A keeps few of them, and few rows carry definitions;
-        // most rows are not model calls, so this way the batch is not copied (session 23:
-        // `filter_record_batch` was 1.8% of `check`'s instructions at 1M spans).
-        .filter(
-            op().is_null()
-                .or(op().in_list(models, true))
-                .and(col(c::TOOL_DEFINITIONS).is_not_null()),
-        )
+        .filter(col(c::TOOL_DEFINITIONS).is_not_null())
         .and_then(|d| d.select_columns(CATALOG_COLUMNS))
         .map_err(scan_err)?;
     let mut catalog = CatalogBuilder::default();

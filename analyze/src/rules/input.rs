@@ -45,7 +45,11 @@ impl RuleOptions {
 
 /// Tool definitions the MCP servers published (`tools/list` results seen in any span), latest
 /// first-seen wins per name. Definitions shown to a model (`gen_ai.tool.definitions` on chat
-/// spans) are not in here: they are per model call (see [`Model::preceding_model_call`]).
+/// spans) are not in here: they are per model call (see [`Model::preceding_model_call`]). The one
+/// exception: a tool no listing shows whose definition a model was shown *with MCP annotations*
+/// (Pydantic AI carries an MCP tool's annotations into the model request) enters with those
+/// annotations, its outputSchema unknown (a model is not shown it), and is named in
+/// [`Catalog::shown_only`].
 ///
 /// Capture completeness: every MCP tool has an `inputSchema`, so a listed tool without one was
 /// captured as a summary (names and descriptions only, as Traceloop JS records `tools/list`).
@@ -58,6 +62,8 @@ pub struct Catalog {
     pub sources: BTreeMap<String, (TraceId, SpanId)>,
     /// Tools seen only in summary captures of a listing (no inputSchema), with the span.
     pub summarized: BTreeMap<String, (TraceId, SpanId)>,
+    /// Tools in `tools` known only from annotated definitions shown to a model.
+    pub shown_only: BTreeSet<String>,
 }
 
 impl Catalog {
@@ -130,19 +136,38 @@ type ListingKey = (i64, TraceId, SpanId);
 pub struct CatalogBuilder {
     tools: BTreeMap<String, (ListingKey, ToolDef)>,
     summarized: BTreeMap<String, ListingKey>,
+    /// Annotated definitions shown to a model (used for tools no listing shows).
+    shown: BTreeMap<String, (ListingKey, ToolDef)>,
+}
+
+/// Keeps `def` under its name in `map` unless a later listing is there already.
+fn keep_latest(map: &mut BTreeMap<String, (ListingKey, ToolDef)>, key: ListingKey, def: &ToolDef) {
+    match map.get_mut(&*def.name) {
+        Some((k, _)) if *k > key => {}
+        Some(slot) => *slot = (key, def.clone()),
+        None => {
+            map.insert(def.name.to_string(), (key, def.clone()));
+        }
+    }
 }
 
 impl CatalogBuilder {
-    /// Adds the tool definitions `s` lists (none for a model call: definitions shown to a model
-    /// are not the servers' catalog).
+    /// Adds the tool definitions `s` lists. A model call's definitions are not the servers'
+    /// catalog; only those it shows with MCP annotations are kept, apart, for tools no listing
+    /// shows.
     pub fn add(&mut self, s: &SpanRow) {
-        if s.is_model_call() {
-            return;
-        }
         let Some(defs) = &s.tool_definitions else {
             return;
         };
         let key = (s.start_ns, s.trace_id, s.span_id);
+        if s.is_model_call() {
+            for d in defs.iter().filter(|d| {
+                !d.name.is_empty() && d.is_annotated() && d.input_schema_digest.is_some()
+            }) {
+                keep_latest(&mut self.shown, key, d);
+            }
+            return;
+        }
         for d in defs {
             if d.name.is_empty() {
                 continue;
@@ -152,17 +177,22 @@ impl CatalogBuilder {
                 *k = (*k).max(key);
                 continue;
             }
-            match self.tools.get_mut(&*d.name) {
-                Some((k, _)) if *k > key => {}
-                Some(slot) => *slot = (key, d.clone()),
-                None => {
-                    self.tools.insert(d.name.to_string(), (key, d.clone()));
-                }
-            }
+            keep_latest(&mut self.tools, key, d);
         }
     }
 
-    pub fn build(self) -> Catalog {
+    pub fn build(mut self) -> Catalog {
+        let mut shown_only = BTreeSet::new();
+        for (name, (key, mut def)) in std::mem::take(&mut self.shown) {
+            if self.tools.contains_key(&name) {
+                continue;
+            }
+            // A model is shown the input schema, never the server's outputSchema.
+            def.has_output_schema = None;
+            def.output_schema_digest = None;
+            shown_only.insert(name.clone());
+            self.tools.insert(name, (key, def));
+        }
         let mut tools = BTreeMap::new();
         let mut sources = BTreeMap::new();
         for (name, ((_, trace, span), def)) in self.tools {
@@ -179,6 +209,7 @@ impl CatalogBuilder {
             tools,
             sources,
             summarized,
+            shown_only,
         }
     }
 }

@@ -8,11 +8,13 @@ use crate::policy::{annotation_class, PolicySource};
 pub struct AnnotationPolicyMismatch;
 
 static DOCS: RuleDocs = RuleDocs {
-    what: "For each tool an MCP server listed (a tools/list result seen in the spans), the class \
-           its annotations imply (readOnlyHint -> automatic; a write that is not destructive -> \
+    what: "For each tool an MCP server listed (a tools/list result seen in the spans; else, for a \
+           tool no listing shows, the MCP annotations a model was shown with it, as Pydantic AI \
+           records them), the class its annotations imply (readOnlyHint -> automatic; a write that is not destructive -> \
            requires_approval; destructive or unannotated, the spec's pessimistic defaults -> \
            prohibited) differs from the policy file's entry. Both are shown. Tools without a \
-           policy entry, and registry tools never seen listed, are reported in coverage.",
+           policy entry, and registry tools whose annotations were never seen, are counted not \
+           observable in coverage.",
     why: "Either the server's author and the host's registry disagree about what the tool does \
           (a 'read' tool that deletes), or the registry is stale. Hosts that fall back to \
           annotations will treat the tool differently from what the registry promises.",
@@ -50,10 +52,15 @@ impl Rule for AnnotationPolicyMismatch {
             if registry == implied.class {
                 continue;
             }
+            let seen = if input.catalog.shown_only.contains(name) {
+                " as shown to the model"
+            } else {
+                ""
+            };
             let why = match implied.source {
                 PolicySource::Defaults => "listed without annotations, MCP defaults".to_string(),
                 _ => format!(
-                    "annotations readOnly={} destructive={}",
+                    "annotations{seen} readOnly={} destructive={}",
                     hint(def.read_only_hint),
                     hint(def.destructive_hint)
                 ),
@@ -86,7 +93,16 @@ impl Rule for AnnotationPolicyMismatch {
 
     fn finish(&self, partial: Partial, input: &RuleInput) -> RuleOutcome {
         let summarized = &input.catalog.summarized;
-        let mut cov = Coverage::new(input.catalog.tools.len() + summarized.len());
+        // Registry tools no listing (nor annotated model request) shows are candidates whose
+        // annotations could not be observed.
+        let unlisted: Vec<&str> = input
+            .policy
+            .tools
+            .keys()
+            .map(String::as_str)
+            .filter(|k| input.catalog.get(k).is_none() && !summarized.contains_key(*k))
+            .collect();
+        let mut cov = Coverage::new(input.catalog.tools.len() + summarized.len() + unlisted.len());
         cov.not_observable(
             summarized.len(),
             format!(
@@ -109,20 +125,14 @@ impl Rule for AnnotationPolicyMismatch {
                 short_list(no_entry.iter().copied())
             ),
         );
-        let unlisted: Vec<&str> = input
-            .policy
-            .tools
-            .keys()
-            .map(String::as_str)
-            .filter(|k| input.catalog.get(k).is_none() && !summarized.contains_key(*k))
-            .collect();
-        if !unlisted.is_empty() {
-            cov.note(format!(
+        cov.not_observable(
+            unlisted.len(),
+            format!(
                 "annotations not observed (no tools/list result captured) for {} registry tools: {}",
                 unlisted.len(),
                 short_list(unlisted.iter().copied())
-            ));
-        }
+            ),
+        );
         if input.policy.is_empty() {
             cov.note("no policy file: nothing to compare the annotations with");
         }
@@ -178,6 +188,67 @@ mod tests {
         assert!(
             out.coverage.reasons[0].contains("summary")
                 && out.coverage.reasons[0].contains("summarised"),
+            "{:?}",
+            out.coverage.reasons
+        );
+    }
+
+    /// A model shown a tool with MCP annotations (Pydantic AI's `model_request_parameters`)
+    /// observes them where no listing does; a listing wins where both exist, and a definition
+    /// shown without annotations says nothing.
+    #[test]
+    fn annotations_shown_to_a_model_count_for_tools_no_listing_shows() {
+        let annotated = |name: &str, destructive: bool| ToolDef {
+            read_only_hint: Some(false),
+            destructive_hint: Some(destructive),
+            ..def(name, true)
+        };
+        let chat = SpanRow {
+            operation_name: Some("chat".into()),
+            start_ns: 2,
+            tool_definitions: Some(vec![
+                annotated("adjust_stock", true),
+                annotated("listed", true),
+                def("plain", true),
+            ]),
+            ..SpanRow::default()
+        };
+        let listing = SpanRow {
+            mcp_method: Some("tools/list".into()),
+            start_ns: 1,
+            span_id: crate::model::SpanId([1; 8]),
+            tool_definitions: Some(vec![annotated("listed", false)]),
+            ..SpanRow::default()
+        };
+        let model = Model::build(vec![listing, chat]);
+        let policy = Policy::parse(
+            "[tools.adjust_stock]\npolicy = \"requires_approval\"\n[tools.listed]\npolicy = \"requires_approval\"\n[tools.plain]\npolicy = \"requires_approval\"\n",
+            Path::new("policy.toml"),
+        )
+        .unwrap();
+        let input = RuleInput::new(&model, &policy);
+        assert!(input.catalog.shown_only.contains("adjust_stock"));
+        assert_eq!(
+            input.catalog.get("adjust_stock").unwrap().has_output_schema,
+            None
+        );
+        let out = AnnotationPolicyMismatch.check(&input);
+        let found: Vec<_> = out
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    f.tool.as_deref(),
+                    f.message.contains("as shown to the model"),
+                )
+            })
+            .collect();
+        assert_eq!(found, [(Some("adjust_stock"), true)]);
+        assert!(
+            out.coverage
+                .reasons
+                .iter()
+                .any(|n| n.contains("registry tools: plain")),
             "{:?}",
             out.coverage.reasons
         );

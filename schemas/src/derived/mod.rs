@@ -89,9 +89,24 @@ impl Derived {
         }
     }
 
+    /// Keeps the first list; a later list of the same span (another dialect's record of the
+    /// same tools, e.g. Pydantic AI's `model_request_parameters` beside `gen_ai.tool.definitions`)
+    /// only adds the annotations the first did not record, by tool name.
     fn add_tool_defs(&mut self, defs: Vec<ToolDef>) {
-        if self.tool_definitions.is_none() {
+        let Some(kept) = &mut self.tool_definitions else {
             self.tool_definitions = Some(defs);
+            return;
+        };
+        for def in kept.iter_mut().filter(|d| !d.is_annotated()) {
+            if let Some(other) = defs
+                .iter()
+                .find(|o| o.name.is_some() && o.name == def.name && o.is_annotated())
+            {
+                def.read_only_hint = other.read_only_hint;
+                def.destructive_hint = other.destructive_hint;
+                def.idempotent_hint = other.idempotent_hint;
+                def.open_world_hint = other.open_world_hint;
+            }
         }
     }
 }
@@ -99,4 +114,45 @@ impl Derived {
 /// Parses `text` as JSON, or treats it as a JSON string when it is not JSON.
 pub(crate) fn parse_json_or_string(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pydantic AI records the tools shown to the model twice on its chat span: in
+    /// `gen_ai.tool.definitions` (no annotations) and in `model_request_parameters` (annotations
+    /// in each tool's metadata). The span's definitions are the first list with the second's
+    /// annotations, whichever order they come in.
+    #[test]
+    fn a_second_list_adds_the_annotations_the_first_lacks() {
+        let semconv = r#"[{"type":"function","name":"adjust_stock","parameters":{"type":"object"}},
+                          {"type":"function","name":"get_stock_level","parameters":{"type":"object"}}]"#;
+        let pydantic = r#"{"function_tools":[
+            {"name":"adjust_stock","parameters_json_schema":{"type":"object"},
+             "metadata":{"annotations":{"readOnlyHint":false,"destructiveHint":true}}},
+            {"name":"get_stock_level","parameters_json_schema":{"type":"object"},"metadata":null}]}"#;
+        for order in [[semconv, pydantic], [pydantic, semconv]] {
+            let mut d = Derived::default();
+            for text in order {
+                d.observe(ContentRole::ToolDefinitions, text);
+            }
+            let defs = d.tool_definitions.unwrap();
+            assert_eq!(defs.len(), 2);
+            assert_eq!(defs[0].name.as_deref(), Some("adjust_stock"));
+            assert_eq!(defs[0].destructive_hint, Some(true));
+            assert_eq!(defs[0].read_only_hint, Some(false));
+            assert!(!defs[1].is_annotated());
+        }
+        // an annotated first list is kept as it is
+        let mut d = Derived::default();
+        d.observe(
+            ContentRole::ToolDefinitions,
+            r#"[{"name":"adjust_stock","inputSchema":{},"annotations":{"readOnlyHint":true}}]"#,
+        );
+        d.observe(ContentRole::ToolDefinitions, pydantic);
+        let defs = d.tool_definitions.unwrap();
+        assert_eq!(defs[0].read_only_hint, Some(true));
+        assert_eq!(defs[0].destructive_hint, None);
+    }
 }

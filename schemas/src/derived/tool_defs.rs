@@ -1,7 +1,9 @@
 //! Tool definitions ([`ToolDef`], declared in [`crate::tool_def`]) as the rules need them, from `gen_ai.tool.definitions` (function-calling form,
-//! possibly nested under `"function"`) or from an MCP `tools/list` result (`inputSchema`,
+//! possibly nested under `"function"`), from an MCP `tools/list` result (`inputSchema`,
 //! `outputSchema`, `annotations`), whose tools may be the pydantic `str()` of the SDK's `Tool`
-//! (OpenLIT's Python instrumentation).
+//! (OpenLIT's Python instrumentation), or from Pydantic AI's `model_request_parameters`
+//! (`{"function_tools": [{name, parameters_json_schema, metadata: {annotations}}]}`: the tools
+//! shown to the model, an MCP tool's annotations carried in its metadata).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -64,6 +66,11 @@ pub fn tool_defs_from_text(text: &str) -> Option<Vec<ToolDef>> {
 fn parse(text: &str) -> Option<Vec<ToolDef>> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(items)) => Some(tool_defs_from_list(&items)),
+        // Pydantic AI's `ModelRequestParameters`: the function tools are the definitions.
+        Ok(Value::Object(o)) => match o.get("function_tools") {
+            Some(Value::Array(items)) => Some(tool_defs_from_list(items)),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -92,9 +99,17 @@ fn tool_def(item: &Value) -> Option<ToolDef> {
         keys.iter()
             .find_map(|k| def.get(*k).filter(|v| !v.is_null()))
     };
-    let input = get(&["inputSchema", "input_schema", "parameters"]);
+    let input = get(&[
+        "inputSchema",
+        "input_schema",
+        "parameters",
+        "parameters_json_schema",
+    ]);
     let output = get(&["outputSchema", "output_schema"]);
-    let annotations = get(&["annotations"]).and_then(Value::as_object);
+    // Pydantic AI keeps an MCP tool's annotations in the definition's `metadata`.
+    let annotations = get(&["annotations"])
+        .or_else(|| get(&["metadata"]).and_then(|m| m.get("annotations")))
+        .and_then(Value::as_object);
     let hint = |camel: &str, snake: &str| {
         annotations
             .and_then(|a| a.get(camel).or_else(|| a.get(snake)))
@@ -162,6 +177,31 @@ mod tests {
             tool_defs_from_list(json.as_array().unwrap())[0].input_schema_digest,
             "the same schema digests alike in either form"
         );
+    }
+
+    #[test]
+    fn pydantic_ai_model_request_parameters() {
+        let text = r#"{"function_tools":[
+            {"name":"adjust_stock","parameters_json_schema":{"type":"object"},"description":"d",
+             "metadata":{"meta":null,"annotations":{"title":null,"readOnlyHint":false,"destructiveHint":true,"idempotentHint":null}},
+             "return_schema":null},
+            {"name":"local","parameters_json_schema":{"type":"object"},"metadata":null}],
+            "output_mode":"text"}"#;
+        let defs = tool_defs_from_text(text).unwrap();
+        assert_eq!(defs.len(), 2);
+        assert_eq!(defs[0].name.as_deref(), Some("adjust_stock"));
+        assert_eq!(defs[0].read_only_hint, Some(false));
+        assert_eq!(defs[0].destructive_hint, Some(true));
+        assert_eq!(defs[0].idempotent_hint, None);
+        let plain: Value =
+            serde_json::from_str(r#"[{"name":"adjust_stock","inputSchema":{"type":"object"}}]"#)
+                .unwrap();
+        assert_eq!(
+            defs[0].input_schema_digest,
+            tool_defs_from_list(plain.as_array().unwrap())[0].input_schema_digest
+        );
+        assert!(!defs[1].is_annotated());
+        assert_eq!(tool_defs_from_text(r#"{"output_mode":"text"}"#), None);
     }
 
     /// The cache answers what a parse answers, for hits, misses, evictions and non-lists.

@@ -12,6 +12,10 @@
 //!   `input_required`, the result type of an MCP round that asks for input: the analyzer then
 //!   counts it as the question, not as an execution, and the later call of the same tool in the
 //!   same conversation as the answered one (TL002). A denied call never runs again.
+//! - **Tool annotations.** `gen_ai.tool.definitions` on a model span carries no MCP annotations;
+//!   `model_request_parameters` lists the same tools with each MCP tool's annotations in its
+//!   `metadata`, so it is read as tool definitions too (its annotations join the span's
+//!   definitions by name) and TL006 can judge the tools the model was shown.
 //! - **Whole conversations in attributes.** `pydantic_ai.all_messages` (every message of the run)
 //!   and `final_result` on `invoke_agent` are content: `--redact-content` replaces them.
 
@@ -35,6 +39,10 @@ pub(super) static PYDANTIC_AI: Dialect = Dialect {
         )),
     }],
     content: &[
+        ContentSource {
+            attr: "model_request_parameters",
+            role: ContentRole::ToolDefinitions,
+        },
         ContentSource {
             attr: "pydantic_ai.all_messages",
             role: ContentRole::Opaque,
