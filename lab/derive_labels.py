@@ -60,22 +60,53 @@ ADK_PAUSED = "This tool call requires confirmation"  # McpTool.run_async's resul
 ADK_REJECTED = "This tool call is rejected."         # ... and after the user said no
 
 
+# ADK's legacy telemetry schema 1 (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1, the `-adk-schema1`
+# recordings): `invocation` > `invoke_agent` > `call_llm` (gen_ai.system=gcp.vertex.agent, the
+# whole request in gcp.vertex.agent.llm_request: the tools shown are its
+# config.tools[].function_declarations) > `generate_content {model}` (no tool definitions), and
+# `execute_tool {tool}` with the arguments in gcp.vertex.agent.tool_call_args and the
+# CallToolResult in gcp.vertex.agent.tool_response.
+ADK_V1_RESULT = "gcp.vertex.agent.tool_response"
+ADK_V1_ARGS = "gcp.vertex.agent.tool_call_args"
+FULL_RESULT = FULL_RESULT + [ADK_V1_RESULT]
+
+
+def adk_tool_result(s):
+    return jload(s["attrs"].get("gen_ai.tool.call.result", s["attrs"].get(ADK_V1_RESULT)))
+
+
 def adk_confirmation_notice(s):
     """An ADK execute_tool span that ran nothing: the tool-confirmation request (or the rejection)
     ADK's McpTool returned instead of calling the server. Only visible with content capture on."""
     if s["scope"] != ADK_SCOPE:
         return False
-    d = jload(s["attrs"].get("gen_ai.tool.call.result"))
+    d = adk_tool_result(s)
     return isinstance(d, dict) and set(d) == {"error"} and isinstance(d["error"], str) and (
         d["error"].startswith(ADK_PAUSED) or d["error"] == ADK_REJECTED)
 
 
 def adk_paused(s):
-    return adk_confirmation_notice(s) and jload(s["attrs"]["gen_ai.tool.call.result"])["error"].startswith(ADK_PAUSED)
+    return adk_confirmation_notice(s) and adk_tool_result(s)["error"].startswith(ADK_PAUSED)
 
 
-def adk_model_call(s):
-    return s["scope"] == ADK_SCOPE and s["attrs"].get("gen_ai.operation.name") == "generate_content"
+def adk_model_call(s, byid):
+    """ADK's model call: `call_llm` (schema 1; its `generate_content` child is not another one), or
+    `generate_content` (schema 2)."""
+    if s["scope"] != ADK_SCOPE:
+        return False
+    if s["name"] == "call_llm":
+        return True
+    parent = byid.get(s["parent"])
+    return s["attrs"].get("gen_ai.operation.name") == "generate_content" and not (parent and parent["name"] == "call_llm")
+
+
+def shown_tool_names(ch):
+    """Names of the tools a model call was shown: gen_ai.tool.definitions, or (ADK schema 1) the
+    function declarations of the request in gcp.vertex.agent.llm_request."""
+    if "gen_ai.tool.definitions" in ch["attrs"] or ch["scope"] != ADK_SCOPE:
+        return [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
+    req = jload(ch["attrs"].get("gcp.vertex.agent.llm_request")) or {}
+    return [f.get("name") for t in ((req.get("config") or {}).get("tools") or []) for f in (t.get("function_declarations") or [])]
 
 
 def adk_result_span(s):
@@ -193,6 +224,8 @@ def call_args(s):
         _, args = openlit_call(a)
         if isinstance(args, dict):
             return args, "mcp.request.payload"
+    if ADK_V1_ARGS in a:  # Google ADK, telemetry schema 1
+        return jload(a[ADK_V1_ARGS]), ADK_V1_ARGS
     d = jload(a.get("traceloop.entity.input"))
     if isinstance(d, dict) and "arguments" in d:
         return d["arguments"], "traceloop.entity.input"
@@ -219,7 +252,7 @@ def derive(rec_dir, policy):
              and not adk_confirmation_notice(s)]
     deferrals = [s for s in host if s["attrs"].get(DEFERRAL) == "ApprovalRequired"]
     deferrals += [s for s in host if adk_paused(s)]  # Google ADK: a tool confirmation request
-    chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or adk_model_call(s)]
+    chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or adk_model_call(s, byid)]
     guards = [s for s in host if "guardrail.decision" in s["attrs"]]
     lib_tool = [s for s in spans if tool_of(s)]
 
@@ -326,7 +359,7 @@ def derive(rec_dir, policy):
                 "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
                 "evidence": f"host span {e['span_id']} `{e['name']}` (policy {cls}) has no guardrail require_approval -> allow for {c['tool']} before it in {conv}"
                 + ("" if e["scope"] == HOST_SCOPE
-                   else f", and no earlier execute_tool span of tool call {cid} whose gen_ai.tool.call.result is ADK's tool-confirmation request" if e["scope"] == ADK_SCOPE
+                   else f", and no earlier execute_tool span of tool call {cid} whose result (gen_ai.tool.call.result, or gcp.vertex.agent.tool_response on schema 1) is ADK's tool-confirmation request" if e["scope"] == ADK_SCOPE
                    else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
 
@@ -337,11 +370,12 @@ def derive(rec_dir, policy):
         if not before:
             continue
         ch = before[-1]
-        names = [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
+        names = shown_tool_names(ch)
         if c["tool"] not in names:
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
-                "evidence": f"chat span {ch['span_id']} gen_ai.tool.definitions = {names}; next execute_tool span {e['span_id']} calls {c['tool']}",
+                "evidence": f"chat span {ch['span_id']} " + ("gen_ai.tool.definitions" if "gen_ai.tool.definitions" in ch["attrs"] or ch["scope"] != ADK_SCOPE
+                                                             else f"`{ch['name']}` gcp.vertex.agent.llm_request config.tools") + f" = {names}; next execute_tool span {e['span_id']} calls {c['tool']}",
             })
 
     # TL004: server-side tool spans that are roots or name an absent parent.
@@ -541,7 +575,7 @@ def main():
             if not os.path.exists(os.path.join(d, "requests.jsonl")):
                 continue
             spans, calls, findings, not_obs, notes = derive(d, policy)
-            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?$", rec)
+            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?(-adk-schema\d)?$", rec)
             exts = {f.split(".", 1)[1] for f in os.listdir(d) if re.match(r"^\d{4}-traces\.", f)}
             name = f"{lib}/{rec}"
             entry = {
