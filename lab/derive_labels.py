@@ -45,6 +45,75 @@ FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", 
 SUMMARY_RESULT = ["traceloop.entity.output"]
 DEPRECATED = ["gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"]
 
+# --- Google ADK (profile google-adk-py) -------------------------------------------------------
+# ADK's own tracer `gcp.vertex.agent` is the host (telemetry schema v2, content on): INTERNAL
+# `invoke_workflow` > `invoke_agent` > `generate_content {model}` (its model call: operation
+# `generate_content`, not `chat`, with gen_ai.tool.definitions) and `execute_tool {tool}`, whose
+# gen_ai.tool.call.result is the whole CallToolResult ADK's McpTool got (content, structuredContent,
+# isError). Its tool confirmation leaves an execute_tool span whose result is the pause notice
+# (nothing sent to the server); the confirmed call runs in the next invocation (another trace) as
+# an execute_tool span of the same gen_ai.tool.call.id. ADK's execute_tool spans carry no
+# gen_ai.conversation.id: it is on the invoke_agent span above them.
+ADK_SCOPE = "gcp.vertex.agent"
+HOST_SCOPES = HOST_SCOPES | {ADK_SCOPE}
+ADK_PAUSED = "This tool call requires confirmation"  # McpTool.run_async's result while it waits
+ADK_REJECTED = "This tool call is rejected."         # ... and after the user said no
+
+
+# ADK's legacy telemetry schema 1 (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1, the `-adk-schema1`
+# recordings): `invocation` > `invoke_agent` > `call_llm` (gen_ai.system=gcp.vertex.agent, the
+# whole request in gcp.vertex.agent.llm_request: the tools shown are its
+# config.tools[].function_declarations) > `generate_content {model}` (no tool definitions), and
+# `execute_tool {tool}` with the arguments in gcp.vertex.agent.tool_call_args and the
+# CallToolResult in gcp.vertex.agent.tool_response.
+ADK_V1_RESULT = "gcp.vertex.agent.tool_response"
+ADK_V1_ARGS = "gcp.vertex.agent.tool_call_args"
+FULL_RESULT = FULL_RESULT + [ADK_V1_RESULT]
+
+
+def adk_tool_result(s):
+    return jload(s["attrs"].get("gen_ai.tool.call.result", s["attrs"].get(ADK_V1_RESULT)))
+
+
+def adk_confirmation_notice(s):
+    """An ADK execute_tool span that ran nothing: the tool-confirmation request (or the rejection)
+    ADK's McpTool returned instead of calling the server. Only visible with content capture on."""
+    if s["scope"] != ADK_SCOPE:
+        return False
+    d = adk_tool_result(s)
+    return isinstance(d, dict) and set(d) == {"error"} and isinstance(d["error"], str) and (
+        d["error"].startswith(ADK_PAUSED) or d["error"] == ADK_REJECTED)
+
+
+def adk_paused(s):
+    return adk_confirmation_notice(s) and adk_tool_result(s)["error"].startswith(ADK_PAUSED)
+
+
+def adk_model_call(s, byid):
+    """ADK's model call: `call_llm` (schema 1; its `generate_content` child is not another one), or
+    `generate_content` (schema 2)."""
+    if s["scope"] != ADK_SCOPE:
+        return False
+    if s["name"] == "call_llm":
+        return True
+    parent = byid.get(s["parent"])
+    return s["attrs"].get("gen_ai.operation.name") == "generate_content" and not (parent and parent["name"] == "call_llm")
+
+
+def shown_tool_names(ch):
+    """Names of the tools a model call was shown: gen_ai.tool.definitions, or (ADK schema 1) the
+    function declarations of the request in gcp.vertex.agent.llm_request."""
+    if "gen_ai.tool.definitions" in ch["attrs"] or ch["scope"] != ADK_SCOPE:
+        return [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
+    req = jload(ch["attrs"].get("gcp.vertex.agent.llm_request")) or {}
+    return [f.get("name") for t in ((req.get("config") or {}).get("tools") or []) for f in (t.get("function_declarations") or [])]
+
+
+def adk_result_span(s):
+    """ADK's execute_tool span of an MCP tool: its gen_ai.tool.call.result is the CallToolResult."""
+    return s["scope"] == ADK_SCOPE and s["attrs"].get("gen_ai.tool.type") == "McpTool"
+# --- end Google ADK ----------------------------------------------------------------------------
+
 
 def jload(v):
     if not isinstance(v, str):
@@ -155,6 +224,8 @@ def call_args(s):
         _, args = openlit_call(a)
         if isinstance(args, dict):
             return args, "mcp.request.payload"
+    if ADK_V1_ARGS in a:  # Google ADK, telemetry schema 1
+        return jload(a[ADK_V1_ARGS]), ADK_V1_ARGS
     d = jload(a.get("traceloop.entity.input"))
     if isinstance(d, dict) and "arguments" in d:
         return d["arguments"], "traceloop.entity.input"
@@ -177,9 +248,11 @@ def derive(rec_dir, policy):
     spans = spanlib.load(rec_dir)
     byid = {s["span_id"]: s for s in spans}
     host = [s for s in spans if s["scope"] in HOST_SCOPES]
-    execs = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "execute_tool" and DEFERRAL not in s["attrs"]]
+    execs = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "execute_tool" and DEFERRAL not in s["attrs"]
+             and not adk_confirmation_notice(s)]
     deferrals = [s for s in host if s["attrs"].get(DEFERRAL) == "ApprovalRequired"]
-    chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat"]
+    deferrals += [s for s in host if adk_paused(s)]  # Google ADK: a tool confirmation request
+    chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or adk_model_call(s, byid)]
     guards = [s for s in host if "guardrail.decision" in s["attrs"]]
     lib_tool = [s for s in spans if tool_of(s)]
 
@@ -189,6 +262,15 @@ def derive(rec_dir, policy):
             s = byid[s["parent"]]
             seen.append(s["span_id"])
         return seen
+
+    def conv_of(s):
+        """gen_ai.conversation.id of a span, else of its nearest ancestor carrying one (Google ADK
+        puts it on invoke_agent, not on execute_tool)."""
+        while s:
+            if "gen_ai.conversation.id" in s["attrs"]:
+                return s["attrs"]["gen_ai.conversation.id"]
+            s = byid.get(s["parent"])
+        return None
 
     # Match library spans of each tool call to the host's execute_tool span: by ancestry where
     # the trace is joined, else by order (the scenarios call tools one at a time).
@@ -215,7 +297,9 @@ def derive(rec_dir, policy):
 
     for c in calls:
         lib = c["client"] + c["server"]
-        c["payloads"] = [(k, d, a, s) for s in lib for (k, d, a) in [call_result(s)] if k]
+        # Google ADK: the host's execute_tool span carries the CallToolResult itself
+        with_host = lib + ([c["exec"]] if adk_result_span(c["exec"]) else [])
+        c["payloads"] = [(k, d, a, s) for s in with_host for (k, d, a) in [call_result(s)] if k]
         full = [p for p in c["payloads"] if p[0] == "full"]
         c["error_shown"] = any(p[1].get("isError") is True or p[1].get("is_error") is True for p in c["payloads"])
         c["error_classified"] = [s for s in lib + [c["exec"]] if classified_error(s)]
@@ -233,6 +317,11 @@ def derive(rec_dir, policy):
             kinds = sorted({p[2] for p in c["payloads"]})
             fn_out = [s for s in c["client"] + c["server"] if "output.value" in s["attrs"]]
             host_out = "gen_ai.tool.call.result" in c["exec"]["attrs"]
+            if c["exec"]["scope"] == ADK_SCOPE and not adk_result_span(c["exec"]):
+                # Google ADK refused the call (a tool the model was not shown): nothing reached the server
+                nob("TL001", f"{c['tool']}: no CallToolResult: ADK refused the call itself (execute_tool span {c['exec']['span_id']}, "
+                    f"gen_ai.tool.type={c['exec']['attrs'].get('gen_ai.tool.type')}, error.type={c['exec']['attrs'].get('error.type')}), nothing was sent to the server")
+                continue
             nob("TL001", f"{c['tool']}: result " + (f"only summarised ({', '.join(kinds)}: first text block, no structuredContent field)" if kinds
                                                     else f"not captured: output.value on span `{fn_out[0]['name']}` is the tool function's return value, not the CallToolResult (no content, no structuredContent field)" if fn_out
                                                     else "not captured: gen_ai.tool.call.result on the host's execute_tool span is the value Pydantic AI hands the model (structuredContent, or the parsed text), not the CallToolResult" if host_out
@@ -253,15 +342,15 @@ def derive(rec_dir, policy):
         if cls not in ("requires_approval", "prohibited"):
             continue
         e = c["exec"]
-        conv = e["attrs"].get("gen_ai.conversation.id")
-        prior = [g for g in guards if g["attrs"].get("gen_ai.tool.name") == c["tool"] and g["attrs"].get("gen_ai.conversation.id") == conv and g["start"] <= e["start"] and g["span_id"] != e["span_id"]]
+        conv = conv_of(e)
+        prior = [g for g in guards if g["attrs"].get("gen_ai.tool.name") == c["tool"] and conv_of(g) == conv and g["start"] <= e["start"] and g["span_id"] != e["span_id"]]
         decisions = [g["attrs"]["guardrail.decision"] for g in prior]
         approved = "require_approval" in decisions and decisions[-1] == "allow"
         # Pydantic AI: the same tool call (gen_ai.tool.call.id) was deferred for approval earlier in the
         # conversation and is executed now: only an approval (DeferredToolResults) runs it.
         cid = e["attrs"].get("gen_ai.tool.call.id")
         deferred = [d for d in deferrals if cid and d["attrs"].get("gen_ai.tool.call.id") == cid and d["attrs"].get("gen_ai.tool.name") == c["tool"]
-                    and d["attrs"].get("gen_ai.conversation.id") == conv and d["start"] <= e["start"]]
+                    and conv_of(d) == conv and d["start"] <= e["start"]]
         approved = approved or bool(deferred)
         if cls == "prohibited" or not approved:
             findings.append({
@@ -269,7 +358,9 @@ def derive(rec_dir, policy):
                 "id": "write_without_confirmation", "rule": "TL002" if cls == "requires_approval" else "TL003",
                 "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
                 "evidence": f"host span {e['span_id']} `{e['name']}` (policy {cls}) has no guardrail require_approval -> allow for {c['tool']} before it in {conv}"
-                + ("" if e["scope"] == HOST_SCOPE else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
+                + ("" if e["scope"] == HOST_SCOPE
+                   else f", and no earlier execute_tool span of tool call {cid} whose result (gen_ai.tool.call.result, or gcp.vertex.agent.tool_response on schema 1) is ADK's tool-confirmation request" if e["scope"] == ADK_SCOPE
+                   else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
 
     # TL005: a tool absent from the definitions of the model call before it.
@@ -279,11 +370,12 @@ def derive(rec_dir, policy):
         if not before:
             continue
         ch = before[-1]
-        names = [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
+        names = shown_tool_names(ch)
         if c["tool"] not in names:
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
-                "evidence": f"chat span {ch['span_id']} gen_ai.tool.definitions = {names}; next execute_tool span {e['span_id']} calls {c['tool']}",
+                "evidence": f"chat span {ch['span_id']} " + ("gen_ai.tool.definitions" if "gen_ai.tool.definitions" in ch["attrs"] or ch["scope"] != ADK_SCOPE
+                                                             else f"`{ch['name']}` gcp.vertex.agent.llm_request config.tools") + f" = {names}; next execute_tool span {e['span_id']} calls {c['tool']}",
             })
 
     # TL004: server-side tool spans that are roots or name an absent parent.
@@ -324,7 +416,7 @@ def derive(rec_dir, policy):
     by_key = {}
     for c in calls:
         e = c["exec"]
-        conv = e["attrs"].get("gen_ai.conversation.id")
+        conv = conv_of(e)
         if not c["error_shown"] and not c["error_classified"]:
             continue
         key = (conv, c["tool"], json.dumps(c["args"], sort_keys=True) if c["args"] is not None else None)
@@ -436,6 +528,19 @@ def derive(rec_dir, policy):
                     notes.append(f"chat span {ch['span_id']}: the model called {part.get('name')} (tool call {part.get('id')})"
                                  + ("" if part.get("name") in shown else ", a tool it was not shown (not in gen_ai.tool.definitions)")
                                  + "; no execute_tool span ran it")
+    # Google ADK: its tool confirmation round, as the spans show it
+    for d in deferrals:
+        if d["scope"] != ADK_SCOPE:
+            continue
+        cid = d["attrs"].get("gen_ai.tool.call.id")
+        later = [e for e in execs if e["attrs"].get("gen_ai.tool.call.id") == cid and e["start"] >= d["start"]]
+        notes.append(f"ADK tool confirmation: execute_tool span {d['span_id']} (tool call {cid}) returned the confirmation request, status {d['status']}, no MCP span under it"
+                     + (f"; the same tool call ran in trace {later[0]['trace_id']} (span {later[0]['span_id']}): the confirmation itself (adk_request_confirmation and the user's answer) is in no span"
+                        if later else "; it never ran"))
+    for e in execs:
+        if e["scope"] == ADK_SCOPE and not adk_result_span(e) and e["status"] == "ERROR":
+            notes.append(f"ADK refused tool call {e['attrs'].get('gen_ai.tool.call.id')} of {e['attrs'].get('gen_ai.tool.name')} (not among the tools shown to the model) but still "
+                         f"emitted execute_tool span {e['span_id']} (gen_ai.tool.type={e['attrs'].get('gen_ai.tool.type')}, error.type={e['attrs'].get('error.type')}, no MCP span under it)")
     split = [c for c in calls if c["client"] and c["exec"]["span_id"] not in ancestors(c["client"][0])]
     if split:
         s = split[0]["client"][0]
@@ -470,7 +575,7 @@ def main():
             if not os.path.exists(os.path.join(d, "requests.jsonl")):
                 continue
             spans, calls, findings, not_obs, notes = derive(d, policy)
-            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?$", rec)
+            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?(-adk-schema\d)?$", rec)
             exts = {f.split(".", 1)[1] for f in os.listdir(d) if re.match(r"^\d{4}-traces\.", f)}
             name = f"{lib}/{rec}"
             entry = {
