@@ -335,7 +335,9 @@ def derive(rec_dir, policy):
             findings.append({
                 "id": "structured_output_missing", "tool": c["tool"],
                 "execute_tool_span_id": c["exec"]["span_id"],
-                "call_span_ids": [c["exec"]["span_id"]] + [x["span_id"] for x in c["client"] + c["server"]],
+                "call_span_ids": [c["exec"]["span_id"]] + [x["span_id"] for x in c["client"] + c["server"]]
+                # (Strands: the span whose event holds the ToolResult is the execute_tool's parent cycle span)
+                + ([s["span_id"]] if s["span_id"] not in [x["span_id"] for x in [c["exec"]] + c["client"] + c["server"]] else []),
                 "evidence": f"span {s['span_id']} `{s['name']}` attribute {attr}: content is a single text block, no structuredContent",
             })
 
