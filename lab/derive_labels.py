@@ -17,9 +17,10 @@ sys.path.insert(0, LAB)
 import spans as spanlib  # noqa: E402
 
 HOST_SCOPE = "lab.scripted_host"
-# Scopes of host spans: the scripted host's, and Pydantic AI's own agent instrumentation where the
-# host is a Pydantic AI agent (profile pydantic-ai-mcp).
-HOST_SCOPES = {HOST_SCOPE, "pydantic-ai"}
+# Scopes of host spans: the scripted host's, Pydantic AI's own agent instrumentation where the
+# host is a Pydantic AI agent (profile pydantic-ai-mcp), and Strands' tracer where the host is a
+# Strands agent (profile strands-py).
+HOST_SCOPES = {HOST_SCOPE, "pydantic-ai", "strands.telemetry.tracer"}
 # Pydantic AI: an execute_tool span of a call deferred for approval (nothing executed; the call runs
 # in a later agent run with the same tool call id once approved).
 DEFERRAL = "pydantic_ai.tool.deferral.name"
@@ -44,6 +45,8 @@ FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", 
 # Attributes that carry a lossy summary of a result (first text block, is_error flag).
 SUMMARY_RESULT = ["traceloop.entity.output"]
 DEPRECATED = ["gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"]
+# deprecated name -> its replacement: deprecated when the replacement is not sent next to it
+RENAMED = {"gen_ai.usage.cache_creation.input_tokens": "gen_ai.usage.cache_write.input_tokens"}
 
 # --- Google ADK (profile google-adk-py) -------------------------------------------------------
 # ADK's own tracer `gcp.vertex.agent` is the host (telemetry schema v2, content on): INTERNAL
@@ -240,6 +243,85 @@ def call_args(s):
     return None, None
 
 
+# --- Strands Agents (profile strands-py) -------------------------------------------------------
+# Strands' default (legacy) GenAI conventions put content in span *events*, not attributes: the
+# execute_tool span's `gen_ai.tool.message` event holds the arguments (`content`, JSON) and its
+# `gen_ai.choice` event only the result's content blocks (`message`: no structuredContent, no
+# isError); the parent `execute_event_loop_cycle` span's `gen_ai.choice` event (`tool.result`) and
+# later cycle / chat spans' `gen_ai.tool.message` events hold the whole ToolResult Strands' MCP
+# client made of the CallToolResult: `{"toolResult": {"status", "toolUseId", "content": [{"text"}],
+# "structuredContent" (when the server sent one), "metadata" (the result's _meta), "isError"}}`.
+# Chat spans carry no tool definitions; the invoke_agent span's `gen_ai.agent.tools` lists the
+# names of the tools the agent (and so the model) has. A BeforeToolCallEvent interrupt (the
+# approval) ends an agent invocation with a `gen_ai.choice` event on `invoke_agent` whose
+# finish_reason is `interrupt` and whose `message` is the Python repr of the interrupts, each id
+# `v1:before_tool_call:{toolUseId}:{uuid}`; the approved call runs in the next invocation. With the
+# opt-in conventions (OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental; recordings
+# -semconv-latest) arguments and content blocks move to gen_ai.tool.call.arguments / .result
+# attributes and `gen_ai.client.inference.operation.details` events, whose messages carry only the
+# content blocks of a ToolResult (no structuredContent, no isError), and the interrupts are a text
+# part of gen_ai.output.messages with finish_reason `interrupt`.
+STRANDS_SCOPE = "strands.telemetry.tracer"
+
+
+def strands_event_attr(s, event, key):
+    return [e["attrs"].get(key) for e in s["events"] if e["name"] == event and key in e["attrs"]]
+
+
+def strands_tool_result(spans, byid, e):
+    """(payload, attribute, span) of the ToolResult of Strands execute_tool span `e`: from the parent
+    cycle span's gen_ai.choice `tool.result`, else any Strands span's gen_ai.tool.message `content`."""
+    cid = e["attrs"].get("gen_ai.tool.call.id")
+    parent = byid.get(e["parent"])
+    cands = ([(parent, "gen_ai.choice", "tool.result")] if parent else []) + [
+        (s, "gen_ai.tool.message", "content") for s in spans if s["scope"] == STRANDS_SCOPE and s["start"] >= e["start"]]
+    for s, ev, key in cands:
+        for v in strands_event_attr(s, ev, key):
+            for block in jload(v) or []:
+                r = block.get("toolResult") if isinstance(block, dict) else None
+                # only a result of the MCP client carries isError (Strands' own, e.g. "Unknown tool", does not)
+                if isinstance(r, dict) and r.get("toolUseId") == cid and "content" in r and "isError" in r:
+                    return r, f"event {ev} attribute {key} (Strands ToolResult of tool call {cid})", s
+    return None, None, None
+
+
+def strands_call_args(e):
+    for v in strands_event_attr(e, "gen_ai.tool.message", "content"):
+        d = jload(v)
+        if isinstance(d, dict):
+            return d, "event gen_ai.tool.message content"
+    return None, None
+
+
+def strands_agent_tools(ch, byid):
+    """Tool names the model of Strands chat span `ch` was given: its invoke_agent's gen_ai.agent.tools."""
+    s = ch
+    while s is not None:
+        if s["attrs"].get("gen_ai.operation.name") == "invoke_agent" and "gen_ai.agent.tools" in s["attrs"]:
+            return jload(s["attrs"]["gen_ai.agent.tools"]), s
+        s = byid.get(s["parent"])
+    return None, None
+
+
+def strands_interrupted_calls(spans):
+    """{toolUseId: invoke_agent span} of tool calls a BeforeToolCallEvent interrupt stopped."""
+    out = {}
+    for s in spans:
+        if s["scope"] != STRANDS_SCOPE or s["attrs"].get("gen_ai.operation.name") != "invoke_agent":
+            continue
+        for e in s["events"]:
+            texts = []
+            if e["name"] == "gen_ai.choice" and e["attrs"].get("finish_reason") == "interrupt":  # default conventions
+                texts.append(str(e["attrs"].get("message", "")))
+            for m in jload(e["attrs"].get("gen_ai.output.messages")) or []:  # opt-in conventions: a text part
+                if isinstance(m, dict) and m.get("finish_reason") == "interrupt":
+                    texts += [str(p.get("content", "")) for p in m.get("parts") or [] if isinstance(p, dict)]
+            for text in texts:
+                for cid in re.findall(r"'id': 'v1:before_tool_call:([^:']+):", text):
+                    out[cid] = s
+    return out
+
+
 def classified_error(s):
     return s["status"] == "ERROR" or "error.type" in s["attrs"]
 
@@ -255,6 +337,7 @@ def derive(rec_dir, policy):
     chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or adk_model_call(s, byid)]
     guards = [s for s in host if "guardrail.decision" in s["attrs"]]
     lib_tool = [s for s in spans if tool_of(s)]
+    strands_interrupts = strands_interrupted_calls(spans)
 
     def ancestors(s):
         seen = []
@@ -300,12 +383,18 @@ def derive(rec_dir, policy):
         # Google ADK: the host's execute_tool span carries the CallToolResult itself
         with_host = lib + ([c["exec"]] if adk_result_span(c["exec"]) else [])
         c["payloads"] = [(k, d, a, s) for s in with_host for (k, d, a) in [call_result(s)] if k]
+        if c["exec"]["scope"] == STRANDS_SCOPE:  # Strands: the ToolResult in span events
+            d, a, s = strands_tool_result(spans, byid, c["exec"])
+            if d is not None:
+                c["payloads"].append(("full", d, a, s))
         full = [p for p in c["payloads"] if p[0] == "full"]
         c["error_shown"] = any(p[1].get("isError") is True or p[1].get("is_error") is True for p in c["payloads"])
         c["error_classified"] = [s for s in lib + [c["exec"]] if classified_error(s)]
         c["args"] = None
         for s in lib + [c["exec"]]:
             args, attr = call_args(s)
+            if args is None and s["scope"] == STRANDS_SCOPE:
+                args, attr = strands_call_args(s)
             if args is not None:
                 c["args"], c["args_attr"] = args, f"{attr} on span {s['span_id']}"
                 break
@@ -313,6 +402,8 @@ def derive(rec_dir, policy):
 
     # TL001: a fully captured result without structuredContent.
     for c in calls:
+        if c["exec"]["scope"] == STRANDS_SCOPE and not c["client"] and not c["server"] and not c["payloads"] and c["exec"]["status"] == "ERROR":
+            continue  # Strands refused the call itself (e.g. "Unknown tool"): no MCP request, no CallToolResult
         if not c["full"]:
             kinds = sorted({p[2] for p in c["payloads"]})
             fn_out = [s for s in c["client"] + c["server"] if "output.value" in s["attrs"]]
@@ -324,6 +415,7 @@ def derive(rec_dir, policy):
                 continue
             nob("TL001", f"{c['tool']}: result " + (f"only summarised ({', '.join(kinds)}: first text block, no structuredContent field)" if kinds
                                                     else f"not captured: output.value on span `{fn_out[0]['name']}` is the tool function's return value, not the CallToolResult (no content, no structuredContent field)" if fn_out
+                                                    else "not captured: gen_ai.tool.call.result on Strands' execute_tool span (opt-in conventions) is the result's content blocks only ([{\"text\": ...}]), and no event carries the ToolResult with structuredContent / isError" if host_out and c["exec"]["scope"] == STRANDS_SCOPE
                                                     else "not captured: gen_ai.tool.call.result on the host's execute_tool span is the value Pydantic AI hands the model (structuredContent, or the parsed text), not the CallToolResult" if host_out
                                                     else "not captured by any span"))
             continue
@@ -332,7 +424,9 @@ def derive(rec_dir, policy):
             findings.append({
                 "id": "structured_output_missing", "tool": c["tool"],
                 "execute_tool_span_id": c["exec"]["span_id"],
-                "call_span_ids": [c["exec"]["span_id"]] + [x["span_id"] for x in c["client"] + c["server"]],
+                "call_span_ids": [c["exec"]["span_id"]] + [x["span_id"] for x in c["client"] + c["server"]]
+                # (Strands: the span whose event holds the ToolResult is the execute_tool's parent cycle span)
+                + ([s["span_id"]] if s["span_id"] not in [x["span_id"] for x in [c["exec"]] + c["client"] + c["server"]] else []),
                 "evidence": f"span {s['span_id']} `{s['name']}` attribute {attr}: content is a single text block, no structuredContent",
             })
 
@@ -352,6 +446,10 @@ def derive(rec_dir, policy):
         deferred = [d for d in deferrals if cid and d["attrs"].get("gen_ai.tool.call.id") == cid and d["attrs"].get("gen_ai.tool.name") == c["tool"]
                     and conv_of(d) == conv and d["start"] <= e["start"]]
         approved = approved or bool(deferred)
+        # Strands: the same tool call was stopped by a BeforeToolCallEvent interrupt in an earlier
+        # invocation and runs now: it runs only once the interrupt is answered.
+        interrupted = strands_interrupts.get(cid) if e["scope"] == STRANDS_SCOPE else None
+        approved = approved or bool(interrupted and interrupted["start"] <= e["start"])
         if cls == "prohibited" or not approved:
             findings.append({
                 # the shared recordings' convention: one id, TL003 where the registry says prohibited
@@ -360,6 +458,7 @@ def derive(rec_dir, policy):
                 "evidence": f"host span {e['span_id']} `{e['name']}` (policy {cls}) has no guardrail require_approval -> allow for {c['tool']} before it in {conv}"
                 + ("" if e["scope"] == HOST_SCOPE
                    else f", and no earlier execute_tool span of tool call {cid} whose result (gen_ai.tool.call.result, or gcp.vertex.agent.tool_response on schema 1) is ADK's tool-confirmation request" if e["scope"] == ADK_SCOPE
+                   else f", and no earlier invoke_agent span ending with a BeforeToolCallEvent interrupt of tool call {cid} (gen_ai.choice finish_reason=interrupt)" if e["scope"] == STRANDS_SCOPE
                    else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
 
@@ -370,12 +469,22 @@ def derive(rec_dir, policy):
         if not before:
             continue
         ch = before[-1]
-        names = shown_tool_names(ch)
+        names = shown_tool_names(ch)  # gen_ai.tool.definitions (Google ADK schema 1: its llm_request)
+        shown_by = f"chat span {ch['span_id']} " + ("gen_ai.tool.definitions" if "gen_ai.tool.definitions" in ch["attrs"] or ch["scope"] != ADK_SCOPE
+                                                    else f"`{ch['name']}` gcp.vertex.agent.llm_request config.tools")
+        if ch["scope"] == STRANDS_SCOPE and "gen_ai.tool.definitions" not in ch["attrs"]:
+            # Strands: no definitions on the chat span; the agent's tool names on its invoke_agent
+            names, agent = strands_agent_tools(ch, byid)
+            if names is None:
+                nob("TL005", "the tools given to the model are not recorded (no gen_ai.tool.definitions, no gen_ai.agent.tools)")
+                continue
+            shown_by = f"invoke_agent span {agent['span_id']} gen_ai.agent.tools (chat span {ch['span_id']} carries no definitions)"
         if c["tool"] not in names:
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
-                "evidence": f"chat span {ch['span_id']} " + ("gen_ai.tool.definitions" if "gen_ai.tool.definitions" in ch["attrs"] or ch["scope"] != ADK_SCOPE
-                                                             else f"`{ch['name']}` gcp.vertex.agent.llm_request config.tools") + f" = {names}; next execute_tool span {e['span_id']} calls {c['tool']}",
+                "evidence": f"{shown_by} = {names}; next execute_tool span {e['span_id']} calls {c['tool']}"
+                # (Strands refuses an unknown tool itself; Google ADK's refusals keep their own evidence)
+                + (f" (status {e['status']} {e['status_message']!r}: no MCP request was sent)" if e["scope"] == STRANDS_SCOPE and not c["client"] and not c["server"] else ""),
             })
 
     # TL004: server-side tool spans that are roots or name an absent parent.
@@ -511,10 +620,18 @@ def derive(rec_dir, policy):
                                  "evidence": f"span {s['span_id']} {k}: {t['name']} annotations {a} imply {implied}, policy says {want}"})
 
     # TL007: deprecated GenAI names without their replacement.
-    dep = [s for s in spans if any(k in s["attrs"] for k in DEPRECATED) and "gen_ai.provider.name" not in s["attrs"]]
+    # Renamed names whose replacement is absent (semantic-conventions-genai #440 renamed
+    # gen_ai.usage.cache_creation.input_tokens to gen_ai.usage.cache_write.input_tokens; first seen
+    # from Strands, on every invoke_agent span, in both of its conventions).
+    def renamed(s):
+        return [old for old, new in RENAMED.items() if old in s["attrs"] and new not in s["attrs"]]
+
+    def dep_keys(s):
+        return ([k for k in DEPRECATED if k in s["attrs"]] if "gen_ai.provider.name" not in s["attrs"] else []) + renamed(s)
+    dep = [s for s in spans if dep_keys(s)]
     if dep:
         findings.append({"id": "deprecated_gen_ai_system", "span_ids": [s["span_id"] for s in dep], "count": len(dep),
-                         "evidence": "; ".join(f"span {s['span_id']} `{s['name']}` carries {[k for k in DEPRECATED if k in s['attrs']]}" for s in dep)})
+                         "evidence": "; ".join(f"span {s['span_id']} `{s['name']}` carries {dep_keys(s)}" for s in dep)})
 
     # Library behaviour worth knowing that is not a finding.
     # A model's tool call that no execute_tool span ran (Pydantic AI refuses a tool the model was not
@@ -575,7 +692,9 @@ def main():
             if not os.path.exists(os.path.join(d, "requests.jsonl")):
                 continue
             spans, calls, findings, not_obs, notes = derive(d, policy)
-            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?(-adk-schema\d)?$", rec)
+            # (-adk-schema1: google-adk-py on ADK's legacy telemetry schema 1; -semconv-latest: strands-py
+            # with Strands' opt-in GenAI conventions)
+            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?(-adk-schema\d)?(-semconv-latest)?$", rec)
             exts = {f.split(".", 1)[1] for f in os.listdir(d) if re.match(r"^\d{4}-traces\.", f)}
             name = f"{lib}/{rec}"
             entry = {
