@@ -21,6 +21,10 @@ HOST_SCOPE = "lab.scripted_host"
 # host is a Pydantic AI agent (profile pydantic-ai-mcp), and Strands' tracer where the host is a
 # Strands agent (profile strands-py).
 HOST_SCOPES = {HOST_SCOPE, "pydantic-ai", "strands.telemetry.tracer"}
+# OpenAI Agents SDK agent traced by OpenInference's processor (profile openai-agents-py): its spans
+# are host spans too (see the section "OpenAI Agents SDK + OpenInference" below).
+OAI_SCOPE = "openinference.instrumentation.openai_agents"
+HOST_SCOPES = HOST_SCOPES | {OAI_SCOPE}
 # Pydantic AI: an execute_tool span of a call deferred for approval (nothing executed; the call runs
 # in a later agent run with the same tool call id once approved).
 DEFERRAL = "pydantic_ai.tool.deferral.name"
@@ -326,6 +330,93 @@ def classified_error(s):
     return s["status"] == "ERROR" or "error.type" in s["attrs"]
 
 
+# ---- OpenAI Agents SDK + OpenInference (profile openai-agents-py) -------------------------------
+# OpenInference's TracingProcessor turns the SDK's spans into OTel spans with OpenInference
+# attributes only (no gen_ai.*): a function span (`openinference.span.kind=TOOL`, named for the
+# tool, `tool.name`, `input.value` = the arguments JSON, `output.value` = the tool output handed to
+# the model) per tool call, a response span (`LLM`, `llm.tools.{i}.tool.json_schema` = the tools
+# shown to the model, `llm.output_messages.{i}.message.tool_calls.{j}.tool_call.function.name`)
+# per model call, all under the root `Agent workflow` span of the run's trace. No span carries a
+# tool call id or a conversation id: the conversation is the trace. The helpers below view these
+# spans as the lab's host model (execute_tool, chat) for derive(); the views are copies whose
+# attrs add the lab's gen_ai keys, and every label citing them names the real attributes.
+
+
+def oai_children(spans):
+    out = {}
+    for s in spans:
+        out.setdefault(s["parent"], []).append(s)
+    return out
+
+
+def oai_tool_names(s):
+    """Names of the tools a response span says the model was shown (llm.tools.N.tool.json_schema)."""
+    names = []
+    for k in sorted((k for k in s["attrs"] if re.match(r"^llm\.tools\.\d+\.tool\.json_schema$", k)), key=lambda k: int(k.split(".")[2])):
+        d = jload(s["attrs"][k]) or {}
+        names.append(((d.get("function") or {}).get("name")) or d.get("name"))
+    return names
+
+
+def oai_model_calls(s):
+    """(call id, tool name) of the tool calls a response span's output messages hold."""
+    a = s["attrs"]
+    out = []
+    for k in sorted(a):
+        m = re.match(r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.function\.name$", k)
+        if m:
+            out.append((a.get(f"llm.output_messages.{m.group(1)}.message.tool_calls.{m.group(2)}.tool_call.id"), a[k]))
+    return out
+
+
+def oai_views(spans):
+    """(execs, pending, chats) of an OpenAI Agents SDK run traced by OpenInference.
+    execs: function spans of tool calls that ran (they carry output.value, or have a child span:
+    the MCP client span); pending: function spans of calls that did not run (no output.value, no
+    child): the SDK's human-in-the-loop interruption, a call waiting for approval (with
+    `require_approval`, the SDK opens the function span, finds the call needs approval and ends
+    the run with result.interruptions: nothing executes); chats: response spans."""
+    kids = oai_children(spans)
+    execs, pending, chats = [], [], []
+    for s in spans:
+        if s["scope"] != OAI_SCOPE:
+            continue
+        a = s["attrs"]
+        base = {"gen_ai.conversation.id": s["trace_id"]}
+        if a.get("openinference.span.kind") == "TOOL" and a.get("tool.name"):
+            v = dict(s, attrs={**a, **base, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": a["tool.name"]}, oai=True)
+            (execs if "output.value" in a or kids.get(s["span_id"]) else pending).append(v)
+        elif a.get("openinference.span.kind") == "LLM":
+            chats.append(dict(s, attrs={**a, **base, "gen_ai.operation.name": "chat",
+                                        "gen_ai.tool.definitions": json.dumps([{"name": n} for n in oai_tool_names(s)])}, oai=True))
+    return execs, pending, chats
+
+
+def oai_notes(spans, execs, pending, byid):
+    """Library behaviour of the OpenAI Agents SDK + OpenInference worth a note (not findings)."""
+    notes = []
+    ran = {e["attrs"]["tool.name"] for e in execs} | {p["attrs"]["tool.name"] for p in pending}
+    for s in spans:
+        if s["scope"] == OAI_SCOPE and s["attrs"].get("openinference.span.kind") == "LLM":
+            shown = oai_tool_names(s)
+            for cid, name in oai_model_calls(s):
+                if name not in ran:
+                    err = [x for x in spans if x["scope"] == OAI_SCOPE and x["status"] == "ERROR" and x["trace_id"] == s["trace_id"]]
+                    notes.append(f"response span {s['span_id']}: the model called {name} (tool call {cid})"
+                                 + ("" if name in shown else ", a tool it was not shown (not in llm.tools)")
+                                 + "; no function span ran it" + (f"; span `{err[0]['name']}` {err[0]['span_id']} has status ERROR `{err[0]['status_message']}`" if err else ""))
+    for p in pending:
+        later = [s for s in spans if s["service"] == HOST_SERVICE and s["start"] > p["start"] and s["attrs"].get("mcp.method.name") == "tools/call"
+                 and s["name"].endswith(" " + p["attrs"]["tool.name"]) and s["trace_id"] != p["trace_id"]]
+        notes.append(f"function span {p['span_id']} `{p['name']}` has input.value and no output.value and no child span: the call was not executed in this run "
+                     "(the SDK's approval interruption)" + (
+                         f"; the tool runs later only in MCP SDK spans outside the agent's trace: `{later[0]['name']}` {later[0]['span_id']} "
+                         f"({'no parent' if not later[0]['parent'] else 'parent ' + later[0]['parent']}, trace {later[0]['trace_id']}): the resumed run "
+                         "(Runner.run(agent, state) after RunState.approve) is not traced by OpenInference (the SDK reattaches the trace without "
+                         "on_trace_start, and the processor drops spans of traces it did not see start)" if later else ""))
+    return notes
+
+
 def derive(rec_dir, policy):
     spans = spanlib.load(rec_dir)
     byid = {s["span_id"]: s for s in spans}
@@ -336,6 +427,9 @@ def derive(rec_dir, policy):
     deferrals += [s for s in host if adk_paused(s)]  # Google ADK: a tool confirmation request
     chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or adk_model_call(s, byid)]
     guards = [s for s in host if "guardrail.decision" in s["attrs"]]
+    oai_execs, oai_pending, oai_chats = oai_views(spans)  # OpenAI Agents SDK + OpenInference
+    execs += oai_execs
+    chats += oai_chats
     lib_tool = [s for s in spans if tool_of(s)]
     strands_interrupts = strands_interrupted_calls(spans)
 
@@ -371,6 +465,12 @@ def derive(rec_dir, policy):
                 c[side].append(s)
                 inner = [x for x in side_spans if s["span_id"] in ancestors(x)]
                 c[side] += inner
+    # OpenAI Agents SDK + OpenInference: the library's client spans of a call are the spans below its
+    # function span (the MCP SDK's `MCP send tools/call {tool}`, which carries no gen_ai.tool.name).
+    for c in calls:
+        if c["exec"].get("oai"):
+            have = {x["span_id"] for x in c["client"]}
+            c["client"] += [x for x in spans if c["exec"]["span_id"] in ancestors(x) and x["span_id"] not in have]
     findings, not_obs, notes = [], {}, []
 
     def nob(rule, why):
@@ -413,6 +513,10 @@ def derive(rec_dir, policy):
                 nob("TL001", f"{c['tool']}: no CallToolResult: ADK refused the call itself (execute_tool span {c['exec']['span_id']}, "
                     f"gen_ai.tool.type={c['exec']['attrs'].get('gen_ai.tool.type')}, error.type={c['exec']['attrs'].get('error.type')}), nothing was sent to the server")
                 continue
+            if c["exec"].get("oai"):  # OpenAI Agents SDK + OpenInference
+                nob("TL001", f"{c['tool']}: result not captured: output.value on the function span `{c['exec']['name']}` is the tool output the SDK hands "
+                    "the model (the first content block as {\"type\": \"text\", \"text\": ...}; no structuredContent, no isError), not the CallToolResult")
+                continue
             nob("TL001", f"{c['tool']}: result " + (f"only summarised ({', '.join(kinds)}: first text block, no structuredContent field)" if kinds
                                                     else f"not captured: output.value on span `{fn_out[0]['name']}` is the tool function's return value, not the CallToolResult (no content, no structuredContent field)" if fn_out
                                                     else "not captured: gen_ai.tool.call.result on Strands' execute_tool span (opt-in conventions) is the result's content blocks only ([{\"text\": ...}]), and no event carries the ToolResult with structuredContent / isError" if host_out and c["exec"]["scope"] == STRANDS_SCOPE
@@ -451,6 +555,15 @@ def derive(rec_dir, policy):
         interrupted = strands_interrupts.get(cid) if e["scope"] == STRANDS_SCOPE else None
         approved = approved or bool(interrupted and interrupted["start"] <= e["start"])
         if cls == "prohibited" or not approved:
+            if e.get("oai"):  # OpenAI Agents SDK + OpenInference: no approval is recorded by any span
+                findings.append({
+                    "id": "write_without_confirmation", "rule": "TL002" if cls == "requires_approval" else "TL003",
+                    "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]] + [x["span_id"] for x in c["client"] + c["server"]],
+                    "evidence": f"function span {e['span_id']} `{e['name']}` (tool.name {c['tool']}, policy {cls}) ran in the agent's trace "
+                    f"{e['trace_id']} (output.value set, MCP client span below it) with no earlier function span of {c['tool']} left unexecuted "
+                    "(an approval interruption) in that trace",
+                })
+                continue
             findings.append({
                 # the shared recordings' convention: one id, TL003 where the registry says prohibited
                 "id": "write_without_confirmation", "rule": "TL002" if cls == "requires_approval" else "TL003",
@@ -461,6 +574,17 @@ def derive(rec_dir, policy):
                    else f", and no earlier invoke_agent span ending with a BeforeToolCallEvent interrupt of tool call {cid} (gen_ai.choice finish_reason=interrupt)" if e["scope"] == STRANDS_SCOPE
                    else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
+
+    # OpenAI Agents SDK + OpenInference: a write interrupted for approval (a function span that did not
+    # run), and then run by the resumed run, which OpenInference does not trace: no span records the
+    # approval, and the execution shows only as MCP SDK spans outside the agent's trace.
+    for p in oai_pending:
+        cls = policy.get(p["attrs"]["tool.name"], {}).get("policy")
+        if cls in ("requires_approval", "prohibited"):
+            nob("TL002" if cls == "requires_approval" else "TL003",
+                f"{p['attrs']['tool.name']}: the SDK's approval is recorded by no span: function span `{p['name']}` has input.value and no output.value "
+                "(the interruption), RunState.approve leaves nothing, and the approved call runs in the resumed run, which OpenInference does not trace "
+                "(only parentless MCP SDK client spans show it): whether the executed write was confirmed cannot be read from the spans")
 
     # TL005: a tool absent from the definitions of the model call before it.
     for c in calls:
@@ -482,7 +606,8 @@ def derive(rec_dir, policy):
         if c["tool"] not in names:
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
-                "evidence": f"{shown_by} = {names}; next execute_tool span {e['span_id']} calls {c['tool']}"
+                "evidence": f"response span {ch['span_id']} llm.tools.*.tool.json_schema names {names}; next function span {e['span_id']} calls {c['tool']}" if ch.get("oai")
+                else f"{shown_by} = {names}; next execute_tool span {e['span_id']} calls {c['tool']}"
                 # (Strands refuses an unknown tool itself; Google ADK's refusals keep their own evidence)
                 + (f" (status {e['status']} {e['status_message']!r}: no MCP request was sent)" if e["scope"] == STRANDS_SCOPE and not c["client"] and not c["server"] else ""),
             })
@@ -568,7 +693,10 @@ def derive(rec_dir, policy):
     # Pydantic AI: calls not classified as errors whose CallToolResult no span carries: whether one
     # had isError is not observable (a call classified as an error cannot be a masked one).
     host_only = [c for c in calls if not c["payloads"] and host_seen(c) and not c["error_classified"]]
-    if host_only:
+    if host_only and all(c["exec"].get("oai") for c in host_only):  # OpenAI Agents SDK + OpenInference
+        nob("TL009", f"{len(host_only)} call(s) not classified as errors: no span carries their CallToolResult, so isError is not observable "
+            "(the function span's output.value is the tool output handed to the model, which drops isError)")
+    elif host_only:
         nob("TL009", f"{len(host_only)} call(s) not classified as errors: no span carries their CallToolResult, so isError is not observable (the host's execute_tool span shows only the value handed to the model)")
 
     # TL006: annotations from a complete tools/list result against the policy file.
@@ -607,6 +735,9 @@ def derive(rec_dir, policy):
             unseen = sorted(set(policy) - set(shown))
             if unseen:
                 nob("TL006", f"annotations of {', '.join(unseen)} not observed: no tools/list result is captured, and the model requests' model_request_parameters list only the tools shown to the model")
+        elif any(s["scope"] == OAI_SCOPE and s["name"] == "mcp_tools" for s in spans):  # OpenAI Agents SDK + OpenInference
+            nob("TL006", "no span carries the tool annotations: the mcp_tools spans' output.value lists tool names only, and llm.tools on the "
+                "response spans holds name, description and parameters (no annotations)")
         else:
             nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
     else:
@@ -658,6 +789,7 @@ def derive(rec_dir, policy):
         if e["scope"] == ADK_SCOPE and not adk_result_span(e) and e["status"] == "ERROR":
             notes.append(f"ADK refused tool call {e['attrs'].get('gen_ai.tool.call.id')} of {e['attrs'].get('gen_ai.tool.name')} (not among the tools shown to the model) but still "
                          f"emitted execute_tool span {e['span_id']} (gen_ai.tool.type={e['attrs'].get('gen_ai.tool.type')}, error.type={e['attrs'].get('error.type')}, no MCP span under it)")
+    notes += oai_notes(spans, oai_execs, oai_pending, byid)  # OpenAI Agents SDK + OpenInference
     split = [c for c in calls if c["client"] and c["exec"]["span_id"] not in ancestors(c["client"][0])]
     if split:
         s = split[0]["client"][0]
