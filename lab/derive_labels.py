@@ -20,6 +20,10 @@ HOST_SCOPE = "lab.scripted_host"
 # Scopes of host spans: the scripted host's, and Pydantic AI's own agent instrumentation where the
 # host is a Pydantic AI agent (profile pydantic-ai-mcp).
 HOST_SCOPES = {HOST_SCOPE, "pydantic-ai"}
+# Vercel AI SDK (profile vercel-ai-js): the host is an AI SDK agent, its spans in tracer scope "ai"
+# (see the Vercel AI SDK section below).
+AI_SDK_SCOPE = "ai"
+HOST_SCOPES.add(AI_SDK_SCOPE)
 # Pydantic AI: an execute_tool span of a call deferred for approval (nothing executed; the call runs
 # in a later agent run with the same tool call id once approved).
 DEFERRAL = "pydantic_ai.tool.deferral.name"
@@ -40,7 +44,8 @@ SCORED = sorted(set(RULE_OF.values()) | {"TL003"})
 # (code that reads the shared shape rejects unknown ids) and listed under lab_extra_findings.
 LAB_ONLY = {"tool_error_masked", "annotation_policy_mismatch"}
 # Attributes that carry a whole CallToolResult (or the JSON-RPC response holding one).
-FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", "mcp.response.payload", "response"]
+FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", "mcp.response.payload", "response",
+               "ai.toolCall.result"]  # Vercel AI SDK: the MCP client's CallToolResult, as JSON
 # Attributes that carry a lossy summary of a result (first text block, is_error flag).
 SUMMARY_RESULT = ["traceloop.entity.output"]
 DEPRECATED = ["gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"]
@@ -151,6 +156,8 @@ def call_args(s):
     a = s["attrs"]
     if "gen_ai.tool.call.arguments" in a:
         return jload(a["gen_ai.tool.call.arguments"]), "gen_ai.tool.call.arguments"
+    if "ai.toolCall.args" in a:  # Vercel AI SDK
+        return jload(a["ai.toolCall.args"]), "ai.toolCall.args"
     if a.get("mcp.operation.name") == "tools_call":
         _, args = openlit_call(a)
         if isinstance(args, dict):
@@ -169,6 +176,59 @@ def call_args(s):
     return None, None
 
 
+# ---- Vercel AI SDK (profile vercel-ai-js) --------------------------------------------------------
+# The host is a Vercel AI SDK agent (ai 6.x, experimental_telemetry on). Its spans (scope "ai", all
+# INTERNAL): `ai.generateText` per agent run (`ai.prompt` = the run's input messages as JSON),
+# `ai.generateText.doGenerate` per model call (`ai.prompt.tools` = the tools shown, a list of JSON
+# strings {type, name, description, inputSchema}; `ai.response.toolCalls` = the calls the model
+# asked for), `ai.toolCall` per executed tool (`ai.toolCall.name`, `ai.toolCall.id`,
+# `ai.toolCall.args`, `ai.toolCall.result`). No gen_ai.operation.name, no conversation id. A call
+# that needs approval (`needsApproval`) is not executed in the run where the model asks for it: the
+# run ends, and the call executes in a second `ai.generateText` (another trace) whose `ai.prompt`
+# holds the assistant's `tool-approval-request` {approvalId, toolCallId} and the host's
+# `tool-approval-response` {approvalId, approved}.
+def ai_sdk_exec(s):
+    return s["scope"] == AI_SDK_SCOPE and s["attrs"].get("ai.operationId") == "ai.toolCall"
+
+
+def ai_sdk_chat(s):
+    return s["scope"] == AI_SDK_SCOPE and s["attrs"].get("ai.operationId") in ("ai.generateText.doGenerate", "ai.streamText.doStream")
+
+
+def ai_sdk_shown(ch):
+    """Names of the tools a doGenerate span shows the model (ai.prompt.tools)."""
+    tools = ch["attrs"].get("ai.prompt.tools")
+    tools = tools if isinstance(tools, list) else (jload(tools) or [])
+    return [d.get("name") for d in (jload(t) if isinstance(t, str) else t for t in tools) if isinstance(d, dict)]
+
+
+def ai_sdk_requested(ch):
+    """[(toolCallId, toolName)] a doGenerate span's model response asked for."""
+    return [(c.get("toolCallId"), c.get("toolName")) for c in jload(ch["attrs"].get("ai.response.toolCalls")) or [] if isinstance(c, dict)]
+
+
+def ai_sdk_approval(e, byid):
+    """(run span, approvalId) when the agent run that executed ai.toolCall span e was given, in its
+    input (ai.prompt), a tool-approval-request for e's toolCallId answered approved: true."""
+    run = byid.get(e["parent"])
+    prompt = jload(run["attrs"].get("ai.prompt")) if run else None
+    msgs = prompt.get("messages") if isinstance(prompt, dict) else None
+    parts = [p for m in msgs or [] if isinstance(m, dict) and isinstance(m.get("content"), list) for p in m["content"] if isinstance(p, dict)]
+    cid = e["attrs"].get("ai.toolCall.id")
+    asked = {p.get("approvalId") for p in parts if p.get("type") == "tool-approval-request" and p.get("toolCallId") == cid}
+    granted = [p.get("approvalId") for p in parts if p.get("type") == "tool-approval-response" and p.get("approvalId") in asked and p.get("approved") is True]
+    return (run, granted[0]) if granted else None
+
+
+def exec_tool(e):
+    return e["attrs"].get("gen_ai.tool.name") or e["attrs"].get("ai.toolCall.name")
+
+
+def exec_call_id(e):
+    return e["attrs"].get("gen_ai.tool.call.id") or e["attrs"].get("ai.toolCall.id")
+# ---- end Vercel AI SDK ----------------------------------------------------------------------------
+
+
 def classified_error(s):
     return s["status"] == "ERROR" or "error.type" in s["attrs"]
 
@@ -177,9 +237,9 @@ def derive(rec_dir, policy):
     spans = spanlib.load(rec_dir)
     byid = {s["span_id"]: s for s in spans}
     host = [s for s in spans if s["scope"] in HOST_SCOPES]
-    execs = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "execute_tool" and DEFERRAL not in s["attrs"]]
+    execs = [s for s in host if (s["attrs"].get("gen_ai.operation.name") == "execute_tool" and DEFERRAL not in s["attrs"]) or ai_sdk_exec(s)]
     deferrals = [s for s in host if s["attrs"].get(DEFERRAL) == "ApprovalRequired"]
-    chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat"]
+    chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or ai_sdk_chat(s)]
     guards = [s for s in host if "guardrail.decision" in s["attrs"]]
     lib_tool = [s for s in spans if tool_of(s)]
 
@@ -194,7 +254,7 @@ def derive(rec_dir, policy):
     # the trace is joined, else by order (the scenarios call tools one at a time).
     calls = []
     for e in execs:
-        calls.append({"exec": e, "tool": e["attrs"]["gen_ai.tool.name"], "client": [], "server": []})
+        calls.append({"exec": e, "tool": exec_tool(e), "client": [], "server": []})
     for side, pick in (("client", lambda s: s["service"] == HOST_SERVICE), ("server", lambda s: s["service"] != HOST_SERVICE)):
         side_spans = [s for s in lib_tool if pick(s)]
         # one span per call per side: the outermost tool span
@@ -215,7 +275,9 @@ def derive(rec_dir, policy):
 
     for c in calls:
         lib = c["client"] + c["server"]
-        c["payloads"] = [(k, d, a, s) for s in lib for (k, d, a) in [call_result(s)] if k]
+        # Vercel AI SDK: the host's own ai.toolCall span carries the MCP client's CallToolResult
+        carriers = lib + ([c["exec"]] if ai_sdk_exec(c["exec"]) else [])
+        c["payloads"] = [(k, d, a, s) for s in carriers for (k, d, a) in [call_result(s)] if k]
         full = [p for p in c["payloads"] if p[0] == "full"]
         c["error_shown"] = any(p[1].get("isError") is True or p[1].get("is_error") is True for p in c["payloads"])
         c["error_classified"] = [s for s in lib + [c["exec"]] if classified_error(s)]
@@ -263,27 +325,37 @@ def derive(rec_dir, policy):
         deferred = [d for d in deferrals if cid and d["attrs"].get("gen_ai.tool.call.id") == cid and d["attrs"].get("gen_ai.tool.name") == c["tool"]
                     and d["attrs"].get("gen_ai.conversation.id") == conv and d["start"] <= e["start"]]
         approved = approved or bool(deferred)
+        # Vercel AI SDK: the agent run that executed the call was given the approval in its input
+        ai_ok = ai_sdk_approval(e, byid) if ai_sdk_exec(e) else None
+        approved = approved or bool(ai_ok)
         if cls == "prohibited" or not approved:
             findings.append({
                 # the shared recordings' convention: one id, TL003 where the registry says prohibited
                 "id": "write_without_confirmation", "rule": "TL002" if cls == "requires_approval" else "TL003",
                 "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
                 "evidence": f"host span {e['span_id']} `{e['name']}` (policy {cls}) has no guardrail require_approval -> allow for {c['tool']} before it in {conv}"
-                + ("" if e["scope"] == HOST_SCOPE else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
+                + ("" if e["scope"] == HOST_SCOPE
+                   else f", and its agent run's ai.prompt holds no tool-approval-request for tool call {exec_call_id(e)} answered approved: true" if ai_sdk_exec(e)
+                   else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
 
     # TL005: a tool absent from the definitions of the model call before it.
     for c in calls:
         e = c["exec"]
         before = [ch for ch in chats if ch["start"] <= e["start"] and ch["trace_id"] == e["trace_id"]]
+        if ai_sdk_exec(e):
+            # Vercel AI SDK: the model call whose response asked for this tool call (an approved call
+            # runs in a later agent run, another trace); start times are only millisecond-precise
+            before = [ch for ch in chats if ai_sdk_chat(ch) and (exec_call_id(e), c["tool"]) in ai_sdk_requested(ch)]
         if not before:
             continue
         ch = before[-1]
-        names = [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
+        names = ai_sdk_shown(ch) if ai_sdk_chat(ch) else [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
         if c["tool"] not in names:
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
-                "evidence": f"chat span {ch['span_id']} gen_ai.tool.definitions = {names}; next execute_tool span {e['span_id']} calls {c['tool']}",
+                "evidence": (f"model call span {ch['span_id']} `{ch['name']}` ai.prompt.tools = {names}; its ai.response.toolCalls call {c['tool']}, executed by ai.toolCall span {e['span_id']}"
+                             if ai_sdk_chat(ch) else f"chat span {ch['span_id']} gen_ai.tool.definitions = {names}; next execute_tool span {e['span_id']} calls {c['tool']}"),
             })
 
     # TL004: server-side tool spans that are roots or name an absent parent.
@@ -341,7 +413,8 @@ def derive(rec_dir, policy):
             "call_span_ids": [x["span_id"] for c in cs for x in [c["exec"]] + c["client"] + c["server"]],
             "evidence": f"{len(cs)} calls of {tool} in {conv}, each shown as an error ("
             + ", ".join(sorted({(p[2] + ' isError') for c in cs for p in c['payloads'] if p[1].get('isError') or p[1].get('is_error')} | {('status ERROR/error.type on ' + s['scope']) for c in cs for s in c['error_classified']}))
-            + ")" + (f"; identical arguments {args} from {cs[0]['args_attr']}" if args else "; arguments not captured"),
+            + ")" + (f"; identical arguments {args} from {cs[0]['args_attr']}" if args else "; arguments not captured")
+            + ("" if conv else " (no conversation id: one agent conversation per recording)"),
         })
     # A call is blind when no library span carries its result or any status/error classification.
     # (Pydantic AI's host execute_tool span carries a result, gen_ai.tool.call.result, and its status:
@@ -408,6 +481,9 @@ def derive(rec_dir, policy):
                 nob("TL006", f"annotations of {', '.join(unseen)} not observed: no tools/list result is captured, and the model requests' model_request_parameters list only the tools shown to the model")
         else:
             nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
+            if any(ai_sdk_chat(ch) for ch in chats):
+                # Vercel AI SDK: its MCP client records nothing; the model call's tool list drops annotations
+                nob("TL006", "Vercel AI SDK: its MCP client emits no span (no tools/list), and ai.prompt.tools lists each shown tool's name, description and inputSchema only: the MCP annotations, kept in the AI SDK tool's metadata, are not recorded")
     else:
         s, k, tools = listed
         for t in tools:
@@ -428,6 +504,19 @@ def derive(rec_dir, policy):
     # A model's tool call that no execute_tool span ran (Pydantic AI refuses a tool the model was not
     # shown: a retry prompt goes back to the model, nothing is executed).
     ran = {e["attrs"].get("gen_ai.tool.call.id") for e in execs} | {d["attrs"].get("gen_ai.tool.call.id") for d in deferrals}
+    ran |= {exec_call_id(e) for e in execs if ai_sdk_exec(e)}
+    # Vercel AI SDK: a call the model asked for (ai.response.toolCalls) that no ai.toolCall span ran
+    # (the AI SDK refuses a tool not among the step's active tools: NoSuchToolError, sent back to
+    # the model as a tool error; nothing is executed)
+    for ch in chats:
+        if not ai_sdk_chat(ch):
+            continue
+        shown = ai_sdk_shown(ch)
+        for cid, tool in ai_sdk_requested(ch):
+            if cid not in ran:
+                notes.append(f"model call span {ch['span_id']}: the model called {tool} (tool call {cid})"
+                             + ("" if tool in shown else ", a tool it was not shown (not in ai.prompt.tools)")
+                             + "; no ai.toolCall span ran it")
     for ch in chats:
         shown = [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
         for m in jload(ch["attrs"].get("gen_ai.output.messages")) or []:
@@ -436,6 +525,12 @@ def derive(rec_dir, policy):
                     notes.append(f"chat span {ch['span_id']}: the model called {part.get('name')} (tool call {part.get('id')})"
                                  + ("" if part.get("name") in shown else ", a tool it was not shown (not in gen_ai.tool.definitions)")
                                  + "; no execute_tool span ran it")
+    # Vercel AI SDK: an isError result is returned (not thrown) by its MCP tools, so ai.toolCall keeps status UNSET
+    for c in calls:
+        if ai_sdk_exec(c["exec"]) and c["error_shown"] and not classified_error(c["exec"]):
+            others = [s for s in c["error_classified"] if s is not c["exec"]]
+            notes.append(f"ai.toolCall span {c['exec']['span_id']} ({c['tool']}): ai.toolCall.result shows isError: true, status {c['exec']['status']}, no error.type"
+                         + (f"; only the server's span {others[0]['span_id']} `{others[0]['name']}` (trace {others[0]['trace_id']}" + (", not the agent run's" if others[0]['trace_id'] != c['exec']['trace_id'] else "") + ") classifies the error" if others else ""))
     split = [c for c in calls if c["client"] and c["exec"]["span_id"] not in ancestors(c["client"][0])]
     if split:
         s = split[0]["client"][0]
