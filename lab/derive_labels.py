@@ -25,6 +25,10 @@ HOST_SCOPES = {HOST_SCOPE, "pydantic-ai", "strands.telemetry.tracer"}
 # are host spans too (see the section "OpenAI Agents SDK + OpenInference" below).
 OAI_SCOPE = "openinference.instrumentation.openai_agents"
 HOST_SCOPES = HOST_SCOPES | {OAI_SCOPE}
+# Vercel AI SDK (profile vercel-ai-js): the host is an AI SDK agent, its spans in tracer scope "ai"
+# (see the Vercel AI SDK section below).
+AI_SDK_SCOPE = "ai"
+HOST_SCOPES.add(AI_SDK_SCOPE)
 # Pydantic AI: an execute_tool span of a call deferred for approval (nothing executed; the call runs
 # in a later agent run with the same tool call id once approved).
 DEFERRAL = "pydantic_ai.tool.deferral.name"
@@ -45,7 +49,8 @@ SCORED = sorted(set(RULE_OF.values()) | {"TL003"})
 # (code that reads the shared shape rejects unknown ids) and listed under lab_extra_findings.
 LAB_ONLY = {"tool_error_masked", "annotation_policy_mismatch"}
 # Attributes that carry a whole CallToolResult (or the JSON-RPC response holding one).
-FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", "mcp.response.payload", "response"]
+FULL_RESULT = ["gen_ai.tool.call.result", "output.value", "mcp.response.value", "mcp.response.payload", "response",
+               "ai.toolCall.result"]  # Vercel AI SDK: the MCP client's CallToolResult, as JSON
 # Attributes that carry a lossy summary of a result (first text block, is_error flag).
 SUMMARY_RESULT = ["traceloop.entity.output"]
 DEPRECATED = ["gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"]
@@ -227,6 +232,8 @@ def call_args(s):
     a = s["attrs"]
     if "gen_ai.tool.call.arguments" in a:
         return jload(a["gen_ai.tool.call.arguments"]), "gen_ai.tool.call.arguments"
+    if "ai.toolCall.args" in a:  # Vercel AI SDK
+        return jload(a["ai.toolCall.args"]), "ai.toolCall.args"
     if a.get("mcp.operation.name") == "tools_call":
         _, args = openlit_call(a)
         if isinstance(args, dict):
@@ -326,6 +333,59 @@ def strands_interrupted_calls(spans):
     return out
 
 
+# ---- Vercel AI SDK (profile vercel-ai-js) --------------------------------------------------------
+# The host is a Vercel AI SDK agent (ai 6.x, experimental_telemetry on). Its spans (scope "ai", all
+# INTERNAL): `ai.generateText` per agent run (`ai.prompt` = the run's input messages as JSON),
+# `ai.generateText.doGenerate` per model call (`ai.prompt.tools` = the tools shown, a list of JSON
+# strings {type, name, description, inputSchema}; `ai.response.toolCalls` = the calls the model
+# asked for), `ai.toolCall` per executed tool (`ai.toolCall.name`, `ai.toolCall.id`,
+# `ai.toolCall.args`, `ai.toolCall.result`). No gen_ai.operation.name, no conversation id. A call
+# that needs approval (`needsApproval`) is not executed in the run where the model asks for it: the
+# run ends, and the call executes in a second `ai.generateText` (another trace) whose `ai.prompt`
+# holds the assistant's `tool-approval-request` {approvalId, toolCallId} and the host's
+# `tool-approval-response` {approvalId, approved}.
+def ai_sdk_exec(s):
+    return s["scope"] == AI_SDK_SCOPE and s["attrs"].get("ai.operationId") == "ai.toolCall"
+
+
+def ai_sdk_chat(s):
+    return s["scope"] == AI_SDK_SCOPE and s["attrs"].get("ai.operationId") in ("ai.generateText.doGenerate", "ai.streamText.doStream")
+
+
+def ai_sdk_shown(ch):
+    """Names of the tools a doGenerate span shows the model (ai.prompt.tools)."""
+    tools = ch["attrs"].get("ai.prompt.tools")
+    tools = tools if isinstance(tools, list) else (jload(tools) or [])
+    return [d.get("name") for d in (jload(t) if isinstance(t, str) else t for t in tools) if isinstance(d, dict)]
+
+
+def ai_sdk_requested(ch):
+    """[(toolCallId, toolName)] a doGenerate span's model response asked for."""
+    return [(c.get("toolCallId"), c.get("toolName")) for c in jload(ch["attrs"].get("ai.response.toolCalls")) or [] if isinstance(c, dict)]
+
+
+def ai_sdk_approval(e, byid):
+    """(run span, approvalId) when the agent run that executed ai.toolCall span e was given, in its
+    input (ai.prompt), a tool-approval-request for e's toolCallId answered approved: true."""
+    run = byid.get(e["parent"])
+    prompt = jload(run["attrs"].get("ai.prompt")) if run else None
+    msgs = prompt.get("messages") if isinstance(prompt, dict) else None
+    parts = [p for m in msgs or [] if isinstance(m, dict) and isinstance(m.get("content"), list) for p in m["content"] if isinstance(p, dict)]
+    cid = e["attrs"].get("ai.toolCall.id")
+    asked = {p.get("approvalId") for p in parts if p.get("type") == "tool-approval-request" and p.get("toolCallId") == cid}
+    granted = [p.get("approvalId") for p in parts if p.get("type") == "tool-approval-response" and p.get("approvalId") in asked and p.get("approved") is True]
+    return (run, granted[0]) if granted else None
+
+
+def exec_tool(e):
+    return e["attrs"].get("gen_ai.tool.name") or e["attrs"].get("ai.toolCall.name")
+
+
+def exec_call_id(e):
+    return e["attrs"].get("gen_ai.tool.call.id") or e["attrs"].get("ai.toolCall.id")
+# ---- end Vercel AI SDK ----------------------------------------------------------------------------
+
+
 def classified_error(s):
     return s["status"] == "ERROR" or "error.type" in s["attrs"]
 
@@ -421,11 +481,11 @@ def derive(rec_dir, policy):
     spans = spanlib.load(rec_dir)
     byid = {s["span_id"]: s for s in spans}
     host = [s for s in spans if s["scope"] in HOST_SCOPES]
-    execs = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "execute_tool" and DEFERRAL not in s["attrs"]
-             and not adk_confirmation_notice(s)]
+    execs = [s for s in host if (s["attrs"].get("gen_ai.operation.name") == "execute_tool" and DEFERRAL not in s["attrs"]
+                                 and not adk_confirmation_notice(s)) or ai_sdk_exec(s)]
     deferrals = [s for s in host if s["attrs"].get(DEFERRAL) == "ApprovalRequired"]
     deferrals += [s for s in host if adk_paused(s)]  # Google ADK: a tool confirmation request
-    chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or adk_model_call(s, byid)]
+    chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or adk_model_call(s, byid) or ai_sdk_chat(s)]
     guards = [s for s in host if "guardrail.decision" in s["attrs"]]
     oai_execs, oai_pending, oai_chats = oai_views(spans)  # OpenAI Agents SDK + OpenInference
     execs += oai_execs
@@ -453,7 +513,7 @@ def derive(rec_dir, policy):
     # the trace is joined, else by order (the scenarios call tools one at a time).
     calls = []
     for e in execs:
-        calls.append({"exec": e, "tool": e["attrs"]["gen_ai.tool.name"], "client": [], "server": []})
+        calls.append({"exec": e, "tool": exec_tool(e), "client": [], "server": []})
     for side, pick in (("client", lambda s: s["service"] == HOST_SERVICE), ("server", lambda s: s["service"] != HOST_SERVICE)):
         side_spans = [s for s in lib_tool if pick(s)]
         # one span per call per side: the outermost tool span
@@ -480,9 +540,10 @@ def derive(rec_dir, policy):
 
     for c in calls:
         lib = c["client"] + c["server"]
-        # Google ADK: the host's execute_tool span carries the CallToolResult itself
-        with_host = lib + ([c["exec"]] if adk_result_span(c["exec"]) else [])
-        c["payloads"] = [(k, d, a, s) for s in with_host for (k, d, a) in [call_result(s)] if k]
+        # Google ADK: the host's execute_tool span carries the CallToolResult itself; so does the
+        # Vercel AI SDK's own ai.toolCall span (the MCP client's CallToolResult)
+        carriers = lib + ([c["exec"]] if adk_result_span(c["exec"]) or ai_sdk_exec(c["exec"]) else [])
+        c["payloads"] = [(k, d, a, s) for s in carriers for (k, d, a) in [call_result(s)] if k]
         if c["exec"]["scope"] == STRANDS_SCOPE:  # Strands: the ToolResult in span events
             d, a, s = strands_tool_result(spans, byid, c["exec"])
             if d is not None:
@@ -554,6 +615,9 @@ def derive(rec_dir, policy):
         # invocation and runs now: it runs only once the interrupt is answered.
         interrupted = strands_interrupts.get(cid) if e["scope"] == STRANDS_SCOPE else None
         approved = approved or bool(interrupted and interrupted["start"] <= e["start"])
+        # Vercel AI SDK: the agent run that executed the call was given the approval in its input
+        ai_ok = ai_sdk_approval(e, byid) if ai_sdk_exec(e) else None
+        approved = approved or bool(ai_ok)
         if cls == "prohibited" or not approved:
             if e.get("oai"):  # OpenAI Agents SDK + OpenInference: no approval is recorded by any span
                 findings.append({
@@ -572,6 +636,7 @@ def derive(rec_dir, policy):
                 + ("" if e["scope"] == HOST_SCOPE
                    else f", and no earlier execute_tool span of tool call {cid} whose result (gen_ai.tool.call.result, or gcp.vertex.agent.tool_response on schema 1) is ADK's tool-confirmation request" if e["scope"] == ADK_SCOPE
                    else f", and no earlier invoke_agent span ending with a BeforeToolCallEvent interrupt of tool call {cid} (gen_ai.choice finish_reason=interrupt)" if e["scope"] == STRANDS_SCOPE
+                   else f", and its agent run's ai.prompt holds no tool-approval-request for tool call {exec_call_id(e)} answered approved: true" if ai_sdk_exec(e)
                    else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
 
@@ -590,10 +655,17 @@ def derive(rec_dir, policy):
     for c in calls:
         e = c["exec"]
         before = [ch for ch in chats if ch["start"] <= e["start"] and ch["trace_id"] == e["trace_id"]]
+        if ai_sdk_exec(e):
+            # Vercel AI SDK: the model call whose response asked for this tool call (an approved call
+            # runs in a later agent run, another trace); start times are only millisecond-precise
+            before = [ch for ch in chats if ai_sdk_chat(ch) and (exec_call_id(e), c["tool"]) in ai_sdk_requested(ch)]
         if not before:
             continue
         ch = before[-1]
-        names = shown_tool_names(ch)  # gen_ai.tool.definitions (Google ADK schema 1: its llm_request)
+        if ai_sdk_chat(ch):  # Vercel AI SDK: ai.prompt.tools
+            names = ai_sdk_shown(ch)
+        else:
+            names = shown_tool_names(ch)  # gen_ai.tool.definitions (Google ADK schema 1: its llm_request)
         shown_by = f"chat span {ch['span_id']} " + ("gen_ai.tool.definitions" if "gen_ai.tool.definitions" in ch["attrs"] or ch["scope"] != ADK_SCOPE
                                                     else f"`{ch['name']}` gcp.vertex.agent.llm_request config.tools")
         if ch["scope"] == STRANDS_SCOPE and "gen_ai.tool.definitions" not in ch["attrs"]:
@@ -606,7 +678,8 @@ def derive(rec_dir, policy):
         if c["tool"] not in names:
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
-                "evidence": f"response span {ch['span_id']} llm.tools.*.tool.json_schema names {names}; next function span {e['span_id']} calls {c['tool']}" if ch.get("oai")
+                "evidence": f"model call span {ch['span_id']} `{ch['name']}` ai.prompt.tools = {names}; its ai.response.toolCalls call {c['tool']}, executed by ai.toolCall span {e['span_id']}" if ai_sdk_chat(ch)
+                else f"response span {ch['span_id']} llm.tools.*.tool.json_schema names {names}; next function span {e['span_id']} calls {c['tool']}" if ch.get("oai")
                 else f"{shown_by} = {names}; next execute_tool span {e['span_id']} calls {c['tool']}"
                 # (Strands refuses an unknown tool itself; Google ADK's refusals keep their own evidence)
                 + (f" (status {e['status']} {e['status_message']!r}: no MCP request was sent)" if e["scope"] == STRANDS_SCOPE and not c["client"] and not c["server"] else ""),
@@ -667,7 +740,9 @@ def derive(rec_dir, policy):
             "call_span_ids": [x["span_id"] for c in cs for x in [c["exec"]] + c["client"] + c["server"]],
             "evidence": f"{len(cs)} calls of {tool} in {conv}, each shown as an error ("
             + ", ".join(sorted({(p[2] + ' isError') for c in cs for p in c['payloads'] if p[1].get('isError') or p[1].get('is_error')} | {('status ERROR/error.type on ' + s['scope']) for c in cs for s in c['error_classified']}))
-            + ")" + (f"; identical arguments {args} from {cs[0]['args_attr']}" if args else "; arguments not captured"),
+            + ")" + (f"; identical arguments {args} from {cs[0]['args_attr']}" if args else "; arguments not captured")
+            # (Vercel AI SDK; Strands has no conversation id either, and its labels keep their wording)
+            + ("" if conv or not ai_sdk_exec(cs[0]["exec"]) else " (no conversation id: one agent conversation per recording)"),
         })
     # A call is blind when no library span carries its result or any status/error classification.
     # (Pydantic AI's host execute_tool span carries a result, gen_ai.tool.call.result, and its status:
@@ -740,6 +815,9 @@ def derive(rec_dir, policy):
                 "response spans holds name, description and parameters (no annotations)")
         else:
             nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
+            if any(ai_sdk_chat(ch) for ch in chats):
+                # Vercel AI SDK: its MCP client records nothing; the model call's tool list drops annotations
+                nob("TL006", "Vercel AI SDK: its MCP client emits no span (no tools/list), and ai.prompt.tools lists each shown tool's name, description and inputSchema only: the MCP annotations, kept in the AI SDK tool's metadata, are not recorded")
     else:
         s, k, tools = listed
         for t in tools:
@@ -768,6 +846,19 @@ def derive(rec_dir, policy):
     # A model's tool call that no execute_tool span ran (Pydantic AI refuses a tool the model was not
     # shown: a retry prompt goes back to the model, nothing is executed).
     ran = {e["attrs"].get("gen_ai.tool.call.id") for e in execs} | {d["attrs"].get("gen_ai.tool.call.id") for d in deferrals}
+    ran |= {exec_call_id(e) for e in execs if ai_sdk_exec(e)}
+    # Vercel AI SDK: a call the model asked for (ai.response.toolCalls) that no ai.toolCall span ran
+    # (the AI SDK refuses a tool not among the step's active tools: NoSuchToolError, sent back to
+    # the model as a tool error; nothing is executed)
+    for ch in chats:
+        if not ai_sdk_chat(ch):
+            continue
+        shown = ai_sdk_shown(ch)
+        for cid, tool in ai_sdk_requested(ch):
+            if cid not in ran:
+                notes.append(f"model call span {ch['span_id']}: the model called {tool} (tool call {cid})"
+                             + ("" if tool in shown else ", a tool it was not shown (not in ai.prompt.tools)")
+                             + "; no ai.toolCall span ran it")
     for ch in chats:
         shown = [d.get("name") for d in jload(ch["attrs"].get("gen_ai.tool.definitions")) or []]
         for m in jload(ch["attrs"].get("gen_ai.output.messages")) or []:
@@ -790,6 +881,12 @@ def derive(rec_dir, policy):
             notes.append(f"ADK refused tool call {e['attrs'].get('gen_ai.tool.call.id')} of {e['attrs'].get('gen_ai.tool.name')} (not among the tools shown to the model) but still "
                          f"emitted execute_tool span {e['span_id']} (gen_ai.tool.type={e['attrs'].get('gen_ai.tool.type')}, error.type={e['attrs'].get('error.type')}, no MCP span under it)")
     notes += oai_notes(spans, oai_execs, oai_pending, byid)  # OpenAI Agents SDK + OpenInference
+    # Vercel AI SDK: an isError result is returned (not thrown) by its MCP tools, so ai.toolCall keeps status UNSET
+    for c in calls:
+        if ai_sdk_exec(c["exec"]) and c["error_shown"] and not classified_error(c["exec"]):
+            others = [s for s in c["error_classified"] if s is not c["exec"]]
+            notes.append(f"ai.toolCall span {c['exec']['span_id']} ({c['tool']}): ai.toolCall.result shows isError: true, status {c['exec']['status']}, no error.type"
+                         + (f"; only the server's span {others[0]['span_id']} `{others[0]['name']}` (trace {others[0]['trace_id']}" + (", not the agent run's" if others[0]['trace_id'] != c['exec']['trace_id'] else "") + ") classifies the error" if others else ""))
     split = [c for c in calls if c["client"] and c["exec"]["span_id"] not in ancestors(c["client"][0])]
     if split:
         s = split[0]["client"][0]
