@@ -282,6 +282,11 @@ impl SpanRow {
     pub fn is_agent_run(&self) -> bool {
         self.op_is("invoke_agent")
     }
+    /// A span whose tool definitions are those shown to a model, not a server's catalog: a model
+    /// call, or an agent span (the GenAI conventions put `gen_ai.tool.definitions` on both).
+    pub fn shows_tools_to_a_model(&self) -> bool {
+        self.is_model_call() || self.op_is("invoke_agent") || self.op_is("create_agent")
+    }
     /// A model call (chat and friends).
     pub fn is_model_call(&self) -> bool {
         self.operation_name

@@ -152,15 +152,15 @@ fn keep_latest(map: &mut BTreeMap<String, (ListingKey, ToolDef)>, key: ListingKe
 }
 
 impl CatalogBuilder {
-    /// Adds the tool definitions `s` lists. A model call's definitions are not the servers'
-    /// catalog; only those it shows with MCP annotations are kept, apart, for tools no listing
-    /// shows.
+    /// Adds the tool definitions `s` lists. A model call's or an agent span's definitions are
+    /// not the servers' catalog; only those it shows with MCP annotations are kept, apart, for
+    /// tools no listing shows.
     pub fn add(&mut self, s: &SpanRow) {
         let Some(defs) = &s.tool_definitions else {
             return;
         };
         let key = (s.start_ns, s.trace_id, s.span_id);
-        if s.is_model_call() {
+        if s.shows_tools_to_a_model() {
             for d in defs.iter().filter(|d| {
                 !d.name.is_empty() && d.is_annotated() && d.input_schema_digest.is_some()
             }) {

@@ -9,7 +9,8 @@ pub struct HiddenToolCalled;
 
 static DOCS: RuleDocs = RuleDocs {
     what: "A tool executed that the model could not see: it is absent from \
-           gen_ai.tool.definitions of the preceding model call in the same agent run; or the \
+           gen_ai.tool.definitions of the preceding model call in the same agent run (or, when \
+           no model call records them, from the tools of the agent run span); or the \
            policy file's allowlist for the agent ([agents.<name>] allow = [...]) excludes it.",
     why: "The host dispatched a call outside the catalog it showed the model (a stale tool list, \
           a prompt-injected tool name the host resolved anyway, or a host bug). Allowlists and \
@@ -54,19 +55,26 @@ impl Rule for HiddenToolCalled {
             let tool = call.tool.as_deref().unwrap_or("?");
             let mut reasons = Vec::new();
             let mut related = Vec::new();
-            let model_call = model.preceding_model_call(call);
-            match model_call.and_then(|m| model.spans[m].tool_definitions.as_ref()) {
-                Some(defs) => {
+            let run = model.call_agent_run(call);
+            // The tools the model could see: those of the preceding model call, else (a library
+            // that records them only on the agent span, as Strands does) those of the run.
+            let shown = model
+                .preceding_model_call(call)
+                .filter(|&m| model.spans[m].tool_definitions.is_some())
+                .or_else(|| run.filter(|&r| model.spans[r].tool_definitions.is_some()));
+            match shown.and_then(|m| Some((m, model.spans[m].tool_definitions.as_ref()?))) {
+                Some((m, defs)) => {
                     let visible = defs
                         .iter()
                         .any(|d| d.name == tool || tool_part(&d.name) == tool_part(tool));
                     if !visible {
-                        let mc = model_call.map(|m| model.spans[m].span_id.to_string());
-                        reasons.push(format!(
-                            "absent from gen_ai.tool.definitions of the preceding model call {}",
-                            mc.unwrap_or_default()
-                        ));
-                        related.extend(model_call);
+                        let what = if model.spans[m].is_model_call() {
+                            "gen_ai.tool.definitions of the preceding model call"
+                        } else {
+                            "the tools of its agent run"
+                        };
+                        reasons.push(format!("absent from {what} {}", model.spans[m].span_id));
+                        related.push(m);
                     }
                 }
                 None => out.add(NO_DEFS, 1),
@@ -109,7 +117,7 @@ impl Rule for HiddenToolCalled {
         cov.not_observable(
             no_defs,
             format!(
-                "no preceding model call with gen_ai.tool.definitions for {no_defs} tool calls: visibility not checked"
+                "no preceding model call or agent run with tool definitions for {no_defs} tool calls: visibility not checked"
             ),
         );
         RuleOutcome::new(partial.findings, cov)

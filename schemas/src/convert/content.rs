@@ -71,7 +71,17 @@ pub fn split<'a>(
             (Some(i), Some(t)) => out.columns[i] = Some(t),
             _ => out.content_attributes.push((key, value)),
         }
-        let Some(t) = text else { continue };
+        let Some(t) = text else {
+            // Tool definitions as an array of JSON strings, one per tool (the Vercel AI SDK's
+            // `ai.prompt.tools`): read as the JSON list they spell. Definitions merge by name
+            // whatever their order, so this list need not wait for the precedence sort.
+            if m.role == ContentRole::ToolDefinitions {
+                if let Some(list) = value.and_then(json_string_array) {
+                    derived.observe(m.role, &list);
+                }
+            }
+            continue;
+        };
         if is_truncated(t) {
             out.truncated = Some(true);
         }
@@ -106,6 +116,26 @@ pub fn split<'a>(
     out
 }
 
+/// `[s1,s2,...]` when `value` is an array whose every element is a string (each taken to be
+/// one JSON value); None otherwise.
+fn json_string_array(value: &AnyValue) -> Option<String> {
+    let Some(Value::ArrayValue(array)) = &value.value else {
+        return None;
+    };
+    let mut out = String::from("[");
+    for (i, v) in array.values.iter().enumerate() {
+        let Some(Value::StringValue(s)) = &v.value else {
+            return None;
+        };
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(s);
+    }
+    out.push(']');
+    Some(out)
+}
+
 fn is_truncated(text: &str) -> bool {
     let tail_start = text.len().saturating_sub(16);
     let tail_start = (tail_start..=text.len())
@@ -118,6 +148,32 @@ fn is_truncated(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_array_of_json_strings_reads_as_one_list() {
+        let s = |t: &str| AnyValue {
+            value: Some(Value::StringValue(t.to_string())),
+        };
+        let array = |values: Vec<AnyValue>| AnyValue {
+            value: Some(Value::ArrayValue(
+                opentelemetry_proto::tonic::common::v1::ArrayValue { values },
+            )),
+        };
+        let tools = array(vec![s(r#"{"name":"a"}"#), s(r#"{"name":"b"}"#)]);
+        assert_eq!(
+            json_string_array(&tools).as_deref(),
+            Some(r#"[{"name":"a"},{"name":"b"}]"#)
+        );
+        assert_eq!(json_string_array(&array(vec![])).as_deref(), Some("[]"));
+        let mixed = array(vec![
+            s("x"),
+            AnyValue {
+                value: Some(Value::IntValue(1)),
+            },
+        ]);
+        assert_eq!(json_string_array(&mixed), None);
+        assert_eq!(json_string_array(&s("[]")), None);
+    }
 
     #[test]
     fn truncation_markers() {

@@ -27,6 +27,12 @@ pub(super) fn observe_response(d: &mut Derived, v: &Value) -> bool {
         }
         Value::Object(o) => {
             if let Some(Value::Array(tools)) = o.get("tools") {
+                // An MCP `tools/list` result lists MCP `Tool`s; a model API's request or
+                // response (OpenAI's Responses API `Response`, as OpenInference records an LLM
+                // span's output) lists function-calling tools, which are not a server's catalog.
+                if tools.iter().any(is_function_calling_tool) {
+                    return false;
+                }
                 d.add_tool_defs(tool_defs::tool_defs_from_list(tools));
                 return true;
             }
@@ -49,6 +55,15 @@ pub(super) fn observe_response(d: &mut Derived, v: &Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// A tool in a model API's function-calling form (`{"type": "function", ...}`, or with
+/// `parameters` and no `inputSchema`), never an MCP `Tool` (which has no `type` and always an
+/// `inputSchema`).
+fn is_function_calling_tool(tool: &Value) -> bool {
+    tool.get("type").and_then(Value::as_str) == Some("function")
+        || tool.get("function").is_some_and(Value::is_object)
+        || (tool.get("parameters").is_some() && tool.get("inputSchema").is_none())
 }
 
 fn is_call_tool_result(o: &Map<String, Value>) -> bool {
@@ -173,6 +188,29 @@ mod tests {
         let mut d = Derived::default();
         d.observe(role, text);
         d
+    }
+
+    /// OpenInference records an OpenAI Responses API `Response` as an LLM span's output: its
+    /// `tools` are the function tools the model was offered, not a `tools/list` result.
+    #[test]
+    fn a_model_response_listing_function_tools_is_not_a_tools_list() {
+        let response = r#"{"id":"resp_1","object":"response","output":[],
+            "tools":[{"name":"get_stock_level","parameters":{"type":"object"},"strict":false,"type":"function"}]}"#;
+        assert_eq!(
+            observe(ContentRole::ToolResult, response).tool_definitions,
+            None
+        );
+        let chat_form =
+            r#"{"tools":[{"type":"function","function":{"name":"f","parameters":{}}}]}"#;
+        assert_eq!(
+            observe(ContentRole::Response, chat_form).tool_definitions,
+            None
+        );
+        let listing = r#"{"result":{"tools":[{"name":"get_stock_level","inputSchema":{"type":"object"}},{"name":"summary_only"}]}}"#;
+        let defs = observe(ContentRole::Response, listing)
+            .tool_definitions
+            .unwrap();
+        assert_eq!(defs.len(), 2);
     }
 
     #[test]

@@ -75,9 +75,33 @@ fn parse(text: &str) -> Option<Vec<ToolDef>> {
     }
 }
 
-/// Reads a list of tool definitions; entries that are not objects are skipped.
+/// Reads a list of tool definitions; entries that are not objects are skipped. A list of bare
+/// tool names (Strands' `gen_ai.agent.tools`) gives definitions with a name only: what the agent
+/// could call, nothing about schemas or annotations.
 pub fn tool_defs_from_list(items: &[Value]) -> Vec<ToolDef> {
-    items.iter().filter_map(tool_def).collect()
+    let names: Option<Vec<&str>> = items
+        .iter()
+        .map(|i| i.as_str().filter(|n| is_tool_name(n)))
+        .collect();
+    match names {
+        Some(names) if !names.is_empty() => names
+            .into_iter()
+            .map(|n| ToolDef {
+                name: Some(n.to_string()),
+                ..ToolDef::default()
+            })
+            .collect(),
+        _ => items.iter().filter_map(tool_def).collect(),
+    }
+}
+
+/// A bare tool name: no spaces, quotes, `=` or brackets (which a `str()` of a definition has).
+fn is_tool_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 256
+        && !text
+            .chars()
+            .any(|c| c.is_whitespace() || matches!(c, '=' | '\'' | '"' | '(' | ')' | '{' | '}'))
 }
 
 fn tool_def(item: &Value) -> Option<ToolDef> {
@@ -202,6 +226,17 @@ mod tests {
         );
         assert!(!defs[1].is_annotated());
         assert_eq!(tool_defs_from_text(r#"{"output_mode":"text"}"#), None);
+    }
+
+    #[test]
+    fn a_list_of_bare_names_names_the_tools() {
+        let defs = tool_defs_from_text(r#"["get_stock_level","lookup_supplier"]"#).unwrap();
+        let names: Vec<_> = defs.iter().map(|d| d.name.as_deref()).collect();
+        assert_eq!(names, [Some("get_stock_level"), Some("lookup_supplier")]);
+        assert!(defs
+            .iter()
+            .all(|d| d.input_schema_digest.is_none() && d.has_output_schema.is_none()));
+        assert_eq!(tool_defs_from_text("[]"), Some(vec![]));
     }
 
     /// The cache answers what a parse answers, for hits, misses, evictions and non-lists.

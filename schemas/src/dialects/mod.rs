@@ -14,6 +14,7 @@
 mod atlas;
 mod docs;
 mod engine;
+mod google_adk;
 mod logfire;
 mod mcp_http;
 mod mcp_sdk;
@@ -24,7 +25,9 @@ mod pydantic_ai;
 mod semconv;
 mod semconv_deprecated;
 mod sentry;
+mod strands;
 mod traceloop;
+mod vercel_ai;
 
 pub use docs::registry_markdown;
 pub(crate) use engine::{DialectEngine, KeyCache, KeyFacts, SpanView};
@@ -151,6 +154,9 @@ pub static DIALECTS: &[&Dialect] = &[
     &sentry::SENTRY,
     &openinference::OPENINFERENCE,
     &pydantic_ai::PYDANTIC_AI,
+    &google_adk::GOOGLE_ADK,
+    &vercel_ai::VERCEL_AI,
+    &strands::STRANDS,
     &mcpcat::MCPCAT,
     &atlas::ATLAS,
     &mcp_http::MCP_HTTP,
