@@ -132,7 +132,10 @@ impl Rule for RunawayToolLoop {
             }
         }
         for (i, s) in model.spans.iter().enumerate() {
-            if s.is_model_call() {
+            // A model call recorded twice (an agent framework's span around a model client's
+            // span, e.g. ADK's call_llm > generate_content) is one turn.
+            let nested = model.parent[i].is_some_and(|p| model.spans[p].is_model_call());
+            if s.is_model_call() && !nested {
                 let unit = Unit::of(model, model.agent_run[i], i);
                 seen.insert(unit);
                 turns.push(unit, i);

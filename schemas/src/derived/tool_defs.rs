@@ -69,10 +69,24 @@ fn parse(text: &str) -> Option<Vec<ToolDef>> {
         // Pydantic AI's `ModelRequestParameters`: the function tools are the definitions.
         Ok(Value::Object(o)) => match o.get("function_tools") {
             Some(Value::Array(items)) => Some(tool_defs_from_list(items)),
-            _ => None,
+            _ => gemini_declarations(&o),
         },
         _ => None,
     }
+}
+
+/// The function declarations of a Gemini `GenerateContentRequest` (`config.tools[]
+/// .function_declarations[]`, as Google ADK records its model request), or None when `request`
+/// declares no tools.
+fn gemini_declarations(request: &serde_json::Map<String, Value>) -> Option<Vec<ToolDef>> {
+    let tools = request.get("config")?.get("tools")?.as_array()?;
+    let declarations: Vec<Value> = tools
+        .iter()
+        .filter_map(|t| t.get("function_declarations")?.as_array())
+        .flatten()
+        .cloned()
+        .collect();
+    Some(tool_defs_from_list(&declarations))
 }
 
 /// Reads a list of tool definitions; entries that are not objects are skipped. A list of bare
@@ -226,6 +240,19 @@ mod tests {
         );
         assert!(!defs[1].is_annotated());
         assert_eq!(tool_defs_from_text(r#"{"output_mode":"text"}"#), None);
+    }
+
+    #[test]
+    fn a_gemini_request_declares_its_function_tools() {
+        let request = r#"{"model":"m","config":{"system_instruction":"x","tools":[
+            {"function_declarations":[{"name":"get_stock_level","description":"d",
+              "parameters_json_schema":{"type":"object"}},{"name":"lookup_supplier","parameters":{"type":"object"}}]},
+            {"google_search":{}}]},"contents":[]}"#;
+        let defs = tool_defs_from_text(request).unwrap();
+        let names: Vec<_> = defs.iter().map(|d| d.name.as_deref()).collect();
+        assert_eq!(names, [Some("get_stock_level"), Some("lookup_supplier")]);
+        assert!(defs.iter().all(|d| d.input_schema_digest.is_some()));
+        assert_eq!(tool_defs_from_text(r#"{"model":"m","config":{}}"#), None);
     }
 
     #[test]

@@ -14,7 +14,11 @@
 //!   as the answered one (TL002), as it does for Pydantic AI's approval deferrals.
 //! - **Legacy attributes** (schema 1, `ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1`): the arguments
 //!   in `gcp.vertex.agent.tool_call_args`, the CallToolResult in `gcp.vertex.agent.tool_response`,
-//!   whole model requests and responses in `gcp.vertex.agent.llm_request` / `llm_response`.
+//!   whole model requests and responses in `gcp.vertex.agent.llm_request` / `llm_response`. The
+//!   model call is the `call_llm` span (no `gen_ai.operation.name`; read as `chat`), the only
+//!   one that records the tools shown to the model: in its request, `config.tools[]
+//!   .function_declarations`. Its `generate_content` child is the same call seen from the model
+//!   client; the rules count a model call nested in another once.
 
 use super::{Condition, ContentRole, ContentSource, Detect, Dialect, Mapping, Source, Transform};
 use crate::schema::col;
@@ -44,6 +48,12 @@ pub(super) static GOOGLE_ADK: Dialect = Dialect {
     mappings: &[
         confirmation_round("gen_ai.tool.call.result"),
         confirmation_round("gcp.vertex.agent.tool_response"),
+        Mapping {
+            source: Source::SpanName("call_llm"),
+            target: col::GEN_AI_OPERATION_NAME,
+            transform: Transform::Constant("chat"),
+            when: None,
+        },
     ],
     content: &[
         ContentSource {
@@ -56,7 +66,7 @@ pub(super) static GOOGLE_ADK: Dialect = Dialect {
         },
         ContentSource {
             attr: "gcp.vertex.agent.llm_request",
-            role: ContentRole::Opaque,
+            role: ContentRole::ToolDefinitions,
         },
         ContentSource {
             attr: "gcp.vertex.agent.llm_response",
@@ -101,5 +111,17 @@ mod tests {
                 &[(col::RESULT_TYPE, None)],
             );
         }
+    }
+
+    #[test]
+    fn schema_1_call_llm_is_the_model_call() {
+        let call = lifted(
+            "gcp.vertex.agent",
+            "call_llm",
+            &[("gen_ai.system", "gcp.vertex.agent")],
+        );
+        assert_lifted(&call, &[(col::GEN_AI_OPERATION_NAME, Some("chat"))]);
+        let other = lifted("other.scope", "call_llm", &[]);
+        assert_lifted(&other, &[(col::GEN_AI_OPERATION_NAME, None)]);
     }
 }
