@@ -25,10 +25,14 @@ const OPENINFERENCE: &str = "openinference";
 /// The method an entry tool span is given.
 const TOOLS_CALL: &str = "tools/call";
 
+/// An OpenInference tool span without an MCP method: the `openinference` dialect gives TOOL spans
+/// the operation `execute_tool` (stores written before it did leave it unset).
 fn bare_tool_span(s: &SpanRow) -> bool {
     s.mcp_method.is_none()
         && s.tool_name.is_some()
-        && s.operation_name.is_none()
+        && s.operation_name
+            .as_deref()
+            .is_none_or(|op| op == "execute_tool")
         && s.dialects.iter().any(|d| d.as_str() == OPENINFERENCE)
 }
 

@@ -143,7 +143,7 @@ pub fn stitch(model: &mut Model) {
         let o_anchor = model.calls[oc].anchor;
         let o = &model.calls[oc];
         let os = &model.spans[o_anchor];
-        let mut best: Option<(usize, (bool, i64))> = None;
+        let mut best: Option<(usize, (bool, bool, i64))> = None;
         // Every open call whose window can hold the orphan's start, in `open` order: the
         // first of equal scores wins, as in a scan of the whole list.
         for pos in candidates.around(os.start_ns) {
@@ -168,14 +168,18 @@ pub fn stitch(model: &mut Model) {
             if os.start_ns < w_start - SKEW_NS || os.start_ns > w_end + SKEW_NS {
                 continue;
             }
-            let score = (!rid, (os.start_ns - w_start).abs());
+            // A server span that starts inside the host's window beats one that needs the clock
+            // tolerance (a server started per call, as stdio servers are, can start closer to
+            // the next call's start than to its own call's), then the closest start wins.
+            let inside = (w_start..=w_end).contains(&os.start_ns);
+            let score = (!rid, !inside, (os.start_ns - w_start).abs());
             if best.as_ref().is_none_or(|(_, s)| score < *s) {
                 best = Some((pos, score));
             }
         }
         let under_session = model.parent[o_anchor];
         let parent_absent = os.parent_span_id.is_some() && under_session.is_none();
-        let matched = best.map(|(pos, (no_rid, _))| {
+        let matched = best.map(|(pos, (no_rid, _, _))| {
             candidates.take(pos);
             let hc = open[pos];
             merges.push((hc, oc));
@@ -534,6 +538,50 @@ mod tests {
             if members == 2 {
                 assert!(model.spans[c.anchor].is_execute_tool());
             }
+        }
+    }
+
+    /// A server started per call (stdio) takes most of its call's window to start: its span is
+    /// closer to the next call's start than to its own, but only its own call's window holds it.
+    #[test]
+    fn an_orphan_inside_a_host_window_joins_that_call_not_a_closer_one_outside() {
+        const S: i64 = 1_000_000_000;
+        let agent = SpanRow {
+            operation_name: Some("invoke_agent".into()),
+            ..span(1, 1, None, 0, 3 * S)
+        };
+        let host = |id: u8, start: i64, end: i64| SpanRow {
+            operation_name: Some("execute_tool".into()),
+            tool_name: Some("lookup".into()),
+            ..span(1, id, Some(1), start, end)
+        };
+        let orphan = |trace: u8, id: u8, start: i64| SpanRow {
+            kind: SpanKindField(SpanKind::Server),
+            mcp_method: Some("tools/call".into()),
+            tool_name: Some("lookup".into()),
+            service_name: Some("server".into()),
+            ..span(trace, id, None, start, start + 1_000)
+        };
+        let spans = vec![
+            agent,
+            host(2, 0, S),
+            host(3, S + S / 10, 2 * S),
+            orphan(2, 20, 9 * S / 10),
+            orphan(3, 30, 19 * S / 10),
+        ];
+        let model = Model::build(spans);
+        for (server, host) in [(20u8, 2u8), (30, 3)] {
+            let o = model
+                .orphans
+                .iter()
+                .find(|o| model.spans[o.span].span_id == SpanId([server; 8]))
+                .unwrap();
+            let m = o.matched.as_ref().expect("matched");
+            assert_eq!(
+                model.spans[m.execute_span.unwrap()].span_id,
+                SpanId([host; 8]),
+                "server span {server}"
+            );
         }
     }
 

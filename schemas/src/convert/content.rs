@@ -53,6 +53,7 @@ pub fn split<'a>(
     // (dialect index, role, payload)
     let mut payloads: Vec<(usize, ContentRole, &'a str)> = Vec::new();
     let mut prefixed_args: Option<(usize, Map<String, Json>)> = None;
+    let mut prefixed_defs: Option<String> = None;
 
     for (&(key, value), f) in attrs.iter().zip(facts) {
         if !engine.may_be_content(f) {
@@ -92,8 +93,21 @@ pub fn split<'a>(
                     .1
                     .insert(key[prefix.len()..].to_string(), parse_json_or_string(t));
             }
+            // One attribute per tool (OpenInference's `llm.tools.{i}.tool.json_schema`): the
+            // definitions are the list of them all.
+            Some(_) if m.role == ContentRole::ToolDefinitions => {
+                let list = prefixed_defs.get_or_insert_with(|| String::from("["));
+                if list.len() > 1 {
+                    list.push(',');
+                }
+                list.push_str(t);
+            }
             _ => payloads.push((m.dialect, m.role, t)),
         }
+    }
+    if let Some(mut list) = prefixed_defs {
+        list.push(']');
+        derived.observe(ContentRole::ToolDefinitions, &list);
     }
     if payloads.is_empty() && prefixed_args.is_none() {
         return out;

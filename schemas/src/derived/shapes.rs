@@ -36,6 +36,10 @@ pub(super) fn observe_response(d: &mut Derived, v: &Value) -> bool {
                 d.add_tool_defs(tool_defs::tool_defs_from_list(tools));
                 return true;
             }
+            if let Some(message) = mcp_tool_message(o) {
+                observe_tool_message(d, message);
+                return true;
+            }
             if is_call_tool_result(o) {
                 observe_call_tool_result(d, o);
                 return true;
@@ -64,6 +68,40 @@ fn is_function_calling_tool(tool: &Value) -> bool {
     tool.get("type").and_then(Value::as_str) == Some("function")
         || tool.get("function").is_some_and(Value::is_object)
         || (tool.get("parameters").is_some() && tool.get("inputSchema").is_none())
+}
+
+/// The `data` of a LangChain `ToolMessage` (`{"type": "tool", "data": {...}}`, as OpenInference
+/// records a tool's output) that holds an MCP tool's result: content as a list of MCP content
+/// blocks, as `langchain-mcp-adapters` returns it. A message whose content is plain text is a
+/// framework tool's, which has no `structuredContent` to miss.
+fn mcp_tool_message(o: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    if o.get("type").and_then(Value::as_str) != Some("tool") {
+        return None;
+    }
+    let data = o.get("data")?.as_object()?;
+    let blocks = data.get("content")?.as_array()?;
+    let typed = !blocks.is_empty()
+        && blocks
+            .iter()
+            .all(|b| b.get("type").is_some_and(Value::is_string));
+    typed.then_some(data)
+}
+
+/// Reads an MCP result from a LangChain `ToolMessage`: `langchain-mcp-adapters` keeps the
+/// result's `structuredContent` in `artifact.structured_content` (no artifact: none was sent),
+/// and marks an `isError` result `status: "error"`.
+fn observe_tool_message(d: &mut Derived, data: &Map<String, Value>) {
+    let structured = data
+        .get("artifact")
+        .and_then(|a| a.get("structured_content"))
+        .is_some_and(|s| !s.is_null());
+    d.result_has_structured_content.get_or_insert(structured);
+    let is_error = data.get("status").and_then(Value::as_str) == Some("error");
+    d.result_is_error.get_or_insert(is_error);
+    d.result_type.get_or_insert("complete");
+    if let Some(Value::Array(blocks)) = data.get("content") {
+        observe_blocks(d, blocks);
+    }
 }
 
 fn is_call_tool_result(o: &Map<String, Value>) -> bool {
@@ -211,6 +249,33 @@ mod tests {
             .tool_definitions
             .unwrap();
         assert_eq!(defs.len(), 2);
+    }
+
+    /// An MCP tool's result as `langchain-mcp-adapters` hands it to LangChain, recorded by
+    /// OpenInference as a `ToolMessage`.
+    #[test]
+    fn a_langchain_tool_message_of_an_mcp_tool() {
+        let text_only = r#"{"type":"tool","data":{"content":[{"type":"text","text":"{\"sku\":\"SKU-1\"}","id":"lc_1"}],"artifact":null,"status":"success","tool_call_id":"call_0_0"}}"#;
+        let d = observe(ContentRole::ToolResult, text_only);
+        assert_eq!(d.result_has_structured_content, Some(false));
+        assert_eq!(d.result_is_error, Some(false));
+        assert_eq!(d.result_text_is_json_object, Some(true));
+        let structured = r#"{"type":"tool","data":{"content":[{"type":"text","text":"x"}],"artifact":{"structured_content":{"sku":"SKU-1"}},"status":"success"}}"#;
+        assert_eq!(
+            observe(ContentRole::ToolResult, structured).result_has_structured_content,
+            Some(true)
+        );
+        let error = r#"{"type":"tool","data":{"content":[{"type":"text","text":"Error executing tool"}],"artifact":null,"status":"error"}}"#;
+        assert_eq!(
+            observe(ContentRole::ToolResult, error).result_is_error,
+            Some(true)
+        );
+        // a framework tool's plain-text message says nothing about structuredContent
+        let plain = r#"{"type":"tool","data":{"content":"42","status":"success"}}"#;
+        assert_eq!(
+            observe(ContentRole::ToolResult, plain).result_has_structured_content,
+            None
+        );
     }
 
     #[test]

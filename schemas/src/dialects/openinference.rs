@@ -9,6 +9,13 @@
 //! "signal"}]`). That `extra` is what makes it an MCP `tools/call` handled by a server, so the
 //! method, the tool (the span name) and the JSON-RPC request id are lifted only when it is there:
 //! a TOOL span of an agent framework in the host stays a plain tool span.
+//!
+//! The span kinds give the GenAI operation: a TOOL span is an `execute_tool` (a host's, or, when it
+//! is where an MCP server's process was entered, the server's side of a `tools/call`: see the
+//! analyzer's `model/server_tools.rs`), an LLM span a `chat`. An LLM span lists the tools shown to
+//! the model one attribute per tool (`llm.tools.{i}.tool.json_schema`, read together as one list),
+//! `llm.model_name` is the model and `session.id` the conversation (LangGraph's thread id).
+//! The prompts and completions in `llm.input_messages.*` / `llm.output_messages.*` are content.
 
 use super::{Condition, ContentRole, ContentSource, Detect, Dialect, Mapping, Source, Transform};
 use crate::schema::col;
@@ -25,6 +32,10 @@ pub(super) static OPENINFERENCE: Dialect = Dialect {
         markers: &["openinference.span.kind", "input.value", "output.value"],
     },
     mappings: &[
+        span_kind("TOOL", "execute_tool"),
+        span_kind("LLM", "chat"),
+        Mapping::attr("llm.model_name", col::GEN_AI_REQUEST_MODEL),
+        Mapping::attr("session.id", col::GEN_AI_CONVERSATION_ID),
         Mapping::attr("tool.name", col::GEN_AI_TOOL_NAME),
         Mapping {
             source: Source::SpanName("{tool}"),
@@ -54,8 +65,30 @@ pub(super) static OPENINFERENCE: Dialect = Dialect {
             attr: "output.value",
             role: ContentRole::ToolResult,
         },
+        ContentSource {
+            attr: "llm.tools.*",
+            role: ContentRole::ToolDefinitions,
+        },
+        ContentSource {
+            attr: "llm.input_messages.*",
+            role: ContentRole::Opaque,
+        },
+        ContentSource {
+            attr: "llm.output_messages.*",
+            role: ContentRole::Opaque,
+        },
     ],
 };
+
+/// `gen_ai.operation.name` `op` for spans of OpenInference span kind `kind`.
+const fn span_kind(kind: &'static str, op: &'static str) -> Mapping {
+    Mapping {
+        source: Source::Attr("openinference.span.kind"),
+        target: col::GEN_AI_OPERATION_NAME,
+        transform: Transform::Constant(op),
+        when: Some(Condition::AttrEquals("openinference.span.kind", kind)),
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -99,7 +132,35 @@ mod tests {
                 (col::MCP_METHOD_NAME, None),
                 (col::JSONRPC_REQUEST_ID, None),
                 (col::GEN_AI_TOOL_NAME, Some("search")),
+                (col::GEN_AI_OPERATION_NAME, Some("execute_tool")),
             ],
         );
+    }
+
+    #[test]
+    fn llm_spans_are_model_calls_in_their_session() {
+        let got = lifted(
+            "openinference.instrumentation.langchain",
+            "ScriptedChatModel",
+            &[
+                ("openinference.span.kind", "LLM"),
+                ("llm.model_name", "m-1"),
+                ("session.id", "thread-1"),
+            ],
+        );
+        assert_lifted(
+            &got,
+            &[
+                (col::GEN_AI_OPERATION_NAME, Some("chat")),
+                (col::GEN_AI_REQUEST_MODEL, Some("m-1")),
+                (col::GEN_AI_CONVERSATION_ID, Some("thread-1")),
+            ],
+        );
+        let chain = lifted(
+            "openinference.instrumentation.langchain",
+            "tools",
+            &[("openinference.span.kind", "CHAIN")],
+        );
+        assert_lifted(&chain, &[(col::GEN_AI_OPERATION_NAME, None)]);
     }
 }
