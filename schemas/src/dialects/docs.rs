@@ -17,6 +17,7 @@ fn transform(t: Transform) -> String {
         Transform::Identity => "as is".to_string(),
         Transform::JsonPointer(p) => format!("JSON `{p}`"),
         Transform::Constant(c) => format!("constant `{c}`"),
+        Transform::Correct(c) => format!("constant `{c}`, replacing the library's own value"),
         Transform::Capture(h) => format!("`{{{h}}}`"),
         Transform::HttpHeader => "header value (Base64 form decoded)".to_string(),
     }

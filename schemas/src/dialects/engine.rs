@@ -310,7 +310,7 @@ impl DialectEngine {
             };
             let m = &nm.m;
             self.assign(m, &mut out, &mut prio, || match m.mapping.transform {
-                Transform::Constant(c) => Some(Raw::Text(c.to_string())),
+                Transform::Constant(c) | Transform::Correct(c) => Some(Raw::Text(c.to_string())),
                 Transform::Capture(hole) => captures
                     .iter()
                     .find(|(h, _)| *h == hole)
@@ -328,7 +328,11 @@ impl DialectEngine {
         prio: &mut Precedence,
         value: impl FnOnce() -> Option<Raw<'v>>,
     ) {
-        let p = (m.dialect, m.order);
+        // Ranks: a correction before everything, then the registry's order.
+        let p = match m.mapping.transform {
+            Transform::Correct(_) => (0, 0),
+            _ => (m.dialect + 1, m.order),
+        };
         match m.target {
             Target::Slot(i) => {
                 if p >= prio.slots[i] {
@@ -355,7 +359,7 @@ impl DialectEngine {
                 if p >= prio.result_type {
                     return;
                 }
-                if let Transform::Constant(c) = m.mapping.transform {
+                if let Transform::Constant(c) | Transform::Correct(c) = m.mapping.transform {
                     out.result_type = Some(c);
                     prio.result_type = p;
                 }
@@ -464,7 +468,7 @@ fn attr_equals(view: &SpanView<'_>, name: &str, expected: &str) -> bool {
 fn mapped_value<'a>(value: &'a AnyValue, m: &CompiledMapping) -> Option<Raw<'a>> {
     match m.mapping.transform {
         Transform::Identity | Transform::Capture(_) => Some(Raw::Any(value)),
-        Transform::Constant(c) => Some(Raw::Text(c.to_string())),
+        Transform::Constant(c) | Transform::Correct(c) => Some(Raw::Text(c.to_string())),
         Transform::HttpHeader => http_header_value(value).map(Raw::Text),
         Transform::JsonPointer(pointer) => {
             let Some(Value::StringValue(text)) = value.value.as_ref() else {

@@ -9,13 +9,15 @@
 //!
 //! Precedence: dialects are applied in [`DIALECTS`] order and a column keeps the first value it
 //! receives, so the canonical semantic-convention names (first entry) always win over a dialect's
-//! name for the same fact.
+//! name for the same fact. The exception is [`Transform::Correct`]: a dialect's correction of a
+//! value its own library put in a canonical attribute.
 
 mod atlas;
 mod docs;
 mod engine;
 mod google_adk;
 mod logfire;
+mod mastra;
 mod mcp_http;
 mod mcp_sdk;
 mod mcpcat;
@@ -78,6 +80,11 @@ pub enum Transform {
     JsonPointer(&'static str),
     /// This constant, whenever the source is present / the span name matches.
     Constant(&'static str),
+    /// This constant, replacing what any dialect assigned (even the canonical one): for a library
+    /// that sets a canonical attribute to a value of its own (Mastra's `gen_ai.operation.name`
+    /// `tool.execute`), gated by a condition on that library's own attributes. The one exception
+    /// to the precedence below.
+    Correct(&'static str),
     /// The text a span-name placeholder matched.
     Capture(&'static str),
     /// A captured HTTP header (`http.request.header.*`): the first value of the string array (or
@@ -157,6 +164,7 @@ pub static DIALECTS: &[&Dialect] = &[
     &google_adk::GOOGLE_ADK,
     &vercel_ai::VERCEL_AI,
     &strands::STRANDS,
+    &mastra::MASTRA,
     &mcpcat::MCPCAT,
     &atlas::ATLAS,
     &mcp_http::MCP_HTTP,
@@ -256,7 +264,7 @@ mod tests {
                 );
                 if m.target == col::RESULT_TYPE {
                     assert!(
-                        matches!(m.transform, Transform::Constant(_)),
+                        matches!(m.transform, Transform::Constant(_) | Transform::Correct(_)),
                         "{}: result_type takes constants only",
                         d.id
                     );
