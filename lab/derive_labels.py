@@ -941,6 +941,15 @@ def main():
                 "not_observable": {r: v for r, v in sorted(not_obs.items())},
                 "notes": notes,
             }
+            # --- FastMCP (profile fastmcp-native) ---------------------------------------------------
+            # fastmcp.Client and the FastMCP server (on mcp 2.x) negotiate MCP revision 2026-07-28 by
+            # themselves (`server/discover`, no initialize), which the recording's name does not say;
+            # FastMCP's server spans carry the negotiated revision in mcp.protocol.version.
+            if lib == "fastmcp-native":
+                revs = sorted({s["attrs"]["mcp.protocol.version"] for s in spans if s["scope"] == "fastmcp" and "mcp.protocol.version" in s["attrs"]})
+                if revs:
+                    entry["mcp_revision"] = ", ".join(revs) + " (negotiated by the client and server, read from the server spans' mcp.protocol.version)"
+            # --- end FastMCP -------------------------------------------------------------------------
             out["recordings"][name] = entry
             gt = {"recording": name, "meta": {k: entry[k] for k in ("library", "versions", "scenario", "transport", "export", "mcp_revision")},
                   "expected_findings": [f for f in findings if f["id"] not in LAB_ONLY],
