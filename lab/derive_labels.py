@@ -477,6 +477,125 @@ def oai_notes(spans, execs, pending, byid):
     return notes
 
 
+# ---- LangChain / LangGraph agent + OpenInference (profile langgraph-openinference-py) -------------
+# OpenInference's LangChain instrumentor (scope openinference.instrumentation.langchain) turns the
+# agent's LangChain runs into OTel spans with OpenInference attributes only (no gen_ai.*): the graph
+# root `warehouse-assistant` (CHAIN, `session.id` = the LangGraph thread id), per step a `model` node
+# (CHAIN) > the chat model's LLM span (`llm.tools.{i}.tool.json_schema` = the tools bound for this
+# call, `llm.output_messages.*.tool_calls.*`), a `tools` node (CHAIN, `input.value` = the tool calls
+# [{name, args, id}]) > one TOOL span per call (`tool.name`, `input.value` = the tool's input string:
+# the bare value for a one-argument tool, `output.value` = the ToolMessage JSON, `metadata` = the run
+# metadata merged with the tool's metadata, which langchain-mcp-adapters fills with the MCP
+# annotations). The adapters turn the CallToolResult into that ToolMessage: content blocks as
+# LangChain blocks, `artifact.structured_content` = structuredContent (null when absent), status
+# `error` for isError (raised inside, so no artifact then). Human-in-the-loop approvals: the
+# `HumanInTheLoopMiddleware.after_model` span of the interrupted run has an `exception` event
+# `langgraph.errors.GraphInterrupt` whose message (a Python repr) lists the action_requests (tool
+# name and args, no tool call id); the resumed run is a new trace whose root's `input.value` is the
+# `Command` with `resume.decisions`, same `session.id`. The views below are copies of these spans
+# with the lab's gen_ai keys added for derive(); labels citing them name the real attributes.
+LC_SCOPE = "openinference.instrumentation.langchain"
+HOST_SCOPES.add(LC_SCOPE)
+LC_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def lc_tool_message(s):
+    """The ToolMessage a LangChain TOOL span's output.value holds (its `data`), or None."""
+    d = jload(s["attrs"].get("output.value"))
+    return d["data"] if isinstance(d, dict) and d.get("type") == "tool" and isinstance(d.get("data"), dict) else None
+
+
+def lc_tool_result(s):
+    """The CallToolResult as the adapters' ToolMessage renders it: (kind, parsed, attribute, span)."""
+    m = lc_tool_message(s)
+    if m is None or not isinstance(m.get("content"), list):
+        return None
+    art = m.get("artifact") if isinstance(m.get("artifact"), dict) else {}
+    return ("full", {"content": m["content"], "structuredContent": art.get("structured_content"), "isError": m.get("status") == "error"},
+            "output.value (ToolMessage: content, artifact.structured_content, status)", s)
+
+
+def lc_views(spans, byid):
+    """(execs, chats) of a LangChain agent traced by OpenInference: TOOL spans as execute_tool (tool
+    call id from the ToolMessage, arguments from the parent `tools` node's input.value), LLM spans
+    as chat (the tools shown from llm.tools)."""
+    execs, chats = [], []
+    for s in spans:
+        if s["scope"] != LC_SCOPE:
+            continue
+        a = s["attrs"]
+        base = {"gen_ai.conversation.id": a.get("session.id") or s["trace_id"]}
+        if a.get("openinference.span.kind") == "TOOL" and a.get("tool.name"):
+            m = lc_tool_message(s) or {}
+            cid = m.get("tool_call_id")
+            extra = {**base, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": a["tool.name"]}
+            if cid:
+                extra["gen_ai.tool.call.id"] = cid
+            node = byid.get(s["parent"])
+            for tc in (jload(node["attrs"].get("input.value")) if node else None) or []:
+                if isinstance(tc, dict) and tc.get("id") == cid and isinstance(tc.get("args"), dict):
+                    extra["gen_ai.tool.call.arguments"] = json.dumps(tc["args"])
+                    extra["lc.args_from"] = f"input.value of the `{node['name']}` span {node['span_id']} (tool call {cid})"
+            execs.append(dict(s, attrs={**a, **extra}, lc=True))
+        elif a.get("openinference.span.kind") == "LLM":
+            chats.append(dict(s, attrs={**a, **base, "gen_ai.operation.name": "chat",
+                                        "gen_ai.tool.definitions": json.dumps([{"name": n} for n in oai_tool_names(s)])}, lc=True))
+    return execs, chats
+
+
+def lc_interrupts(spans):
+    """HumanInTheLoopMiddleware interrupts: (span, session.id, [(tool, args)]) from the GraphInterrupt
+    exception event's message (the Interrupt repr)."""
+    import ast
+    out = []
+    for s in spans:
+        if s["scope"] != LC_SCOPE:
+            continue
+        for ev in s["events"]:
+            if ev["name"] == "exception" and ev["attrs"].get("exception.type") == "langgraph.errors.GraphInterrupt":
+                reqs = []
+                for name, args in re.findall(r"\{'name': '([^']+)', 'args': (\{[^{}]*\})", ev["attrs"].get("exception.message", "")):
+                    try:
+                        reqs.append((name, ast.literal_eval(args)))
+                    except (ValueError, SyntaxError):
+                        reqs.append((name, None))
+                out.append((s, s["attrs"].get("session.id"), reqs))
+    return out
+
+
+def lc_approval(e, spans, byid):
+    """Evidence that a LangChain tool call ran after a human-in-the-loop approval, else None: an
+    earlier interrupt in the same session (thread) requested this tool with these arguments, and the
+    run that executed it was resumed with decisions all `approve`."""
+    root = e
+    while root["parent"] in byid:
+        root = byid[root["parent"]]
+    cmd = jload(root["attrs"].get("input.value"))
+    decisions = ((cmd or {}).get("resume") or {}).get("decisions") if isinstance(cmd, dict) and isinstance(cmd.get("resume"), dict) else None
+    if not decisions or not all(isinstance(d, dict) and d.get("type") == "approve" for d in decisions):
+        return None
+    args = jload(e["attrs"].get("gen_ai.tool.call.arguments"))
+    for s, sess, reqs in lc_interrupts(spans):
+        if sess == e["attrs"].get("session.id") and s["start"] <= e["start"] and any(n == e["attrs"]["tool.name"] and (a is None or a == args) for n, a in reqs):
+            return (f"`{s['name']}` span {s['span_id']} (trace {s['trace_id']}) has a GraphInterrupt exception event whose action_requests name "
+                    f"{e['attrs']['tool.name']} with these arguments; the run that executed it (root `{root['name']}` {root['span_id']}, trace {root['trace_id']}, "
+                    f"same session.id) has input.value resume.decisions {decisions}")
+    return None
+
+
+def lc_annotations(spans):
+    """{tool: (span, annotations)} from the TOOL spans' `metadata` (the adapters put the MCP tool's
+    annotations, model_dump'ed, into the LangChain tool's metadata, which the run metadata merges)."""
+    out = {}
+    for s in spans:
+        if s["scope"] == LC_SCOPE and s["attrs"].get("openinference.span.kind") == "TOOL":
+            md = jload(s["attrs"].get("metadata"))
+            if isinstance(md, dict) and all(h in md for h in LC_HINTS):
+                out[s["attrs"].get("tool.name")] = (s, {h: md[h] for h in LC_HINTS if md[h] is not None})
+    return out
+# ---- end LangChain / LangGraph + OpenInference --------------------------------------------------
+
+
 def derive(rec_dir, policy):
     spans = spanlib.load(rec_dir)
     byid = {s["span_id"]: s for s in spans}
@@ -490,6 +609,9 @@ def derive(rec_dir, policy):
     oai_execs, oai_pending, oai_chats = oai_views(spans)  # OpenAI Agents SDK + OpenInference
     execs += oai_execs
     chats += oai_chats
+    lc_execs, lc_chats = lc_views(spans, byid)  # LangChain / LangGraph + OpenInference
+    execs += lc_execs
+    chats += lc_chats
     lib_tool = [s for s in spans if tool_of(s)]
     strands_interrupts = strands_interrupted_calls(spans)
 
@@ -559,6 +681,14 @@ def derive(rec_dir, policy):
             if args is not None:
                 c["args"], c["args_attr"] = args, f"{attr} on span {s['span_id']}"
                 break
+        if c["exec"].get("lc"):  # LangChain + OpenInference: the adapters' ToolMessage on the TOOL span
+            p = lc_tool_result(c["exec"])
+            if p:
+                c["payloads"].append(p)
+                full = [p for p in c["payloads"] if p[0] == "full"]
+                c["error_shown"] = c["error_shown"] or p[1]["isError"]
+            if c["args"] is not None and c["exec"]["attrs"].get("lc.args_from") and c["args_attr"].endswith(c["exec"]["span_id"]):
+                c["args_attr"] = c["exec"]["attrs"]["lc.args_from"]
         c["full"] = full
 
     # TL001: a fully captured result without structuredContent.
@@ -618,6 +748,9 @@ def derive(rec_dir, policy):
         # Vercel AI SDK: the agent run that executed the call was given the approval in its input
         ai_ok = ai_sdk_approval(e, byid) if ai_sdk_exec(e) else None
         approved = approved or bool(ai_ok)
+        # LangChain: a HumanInTheLoopMiddleware interrupt for this call, resumed with approve
+        lc_ok = lc_approval(e, spans, byid) if e.get("lc") else None
+        approved = approved or bool(lc_ok)
         if cls == "prohibited" or not approved:
             if e.get("oai"):  # OpenAI Agents SDK + OpenInference: no approval is recorded by any span
                 findings.append({
@@ -637,6 +770,7 @@ def derive(rec_dir, policy):
                    else f", and no earlier execute_tool span of tool call {cid} whose result (gen_ai.tool.call.result, or gcp.vertex.agent.tool_response on schema 1) is ADK's tool-confirmation request" if e["scope"] == ADK_SCOPE
                    else f", and no earlier invoke_agent span ending with a BeforeToolCallEvent interrupt of tool call {cid} (gen_ai.choice finish_reason=interrupt)" if e["scope"] == STRANDS_SCOPE
                    else f", and its agent run's ai.prompt holds no tool-approval-request for tool call {exec_call_id(e)} answered approved: true" if ai_sdk_exec(e)
+                   else f", and no earlier HumanInTheLoopMiddleware GraphInterrupt (exception event) requesting it in session {conv} answered by a resume with decisions approve" if e.get("lc")
                    else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
 
@@ -679,7 +813,7 @@ def derive(rec_dir, policy):
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
                 "evidence": f"model call span {ch['span_id']} `{ch['name']}` ai.prompt.tools = {names}; its ai.response.toolCalls call {c['tool']}, executed by ai.toolCall span {e['span_id']}" if ai_sdk_chat(ch)
-                else f"response span {ch['span_id']} llm.tools.*.tool.json_schema names {names}; next function span {e['span_id']} calls {c['tool']}" if ch.get("oai")
+                else f"response span {ch['span_id']} llm.tools.*.tool.json_schema names {names}; next function span {e['span_id']} calls {c['tool']}" if ch.get("oai") or ch.get("lc")
                 else f"{shown_by} = {names}; next execute_tool span {e['span_id']} calls {c['tool']}"
                 # (Strands refuses an unknown tool itself; Google ADK's refusals keep their own evidence)
                 + (f" (status {e['status']} {e['status_message']!r}: no MCP request was sent)" if e["scope"] == STRANDS_SCOPE and not c["client"] and not c["server"] else ""),
@@ -810,6 +944,17 @@ def derive(rec_dir, policy):
             unseen = sorted(set(policy) - set(shown))
             if unseen:
                 nob("TL006", f"annotations of {', '.join(unseen)} not observed: no tools/list result is captured, and the model requests' model_request_parameters list only the tools shown to the model")
+        elif lc_annotations(spans):  # LangChain + OpenInference: the executed tools' annotations in their TOOL span's metadata
+            seen = lc_annotations(spans)
+            for name, (s, a) in sorted(seen.items()):
+                implied = "automatic" if a.get("readOnlyHint") else ("requires_approval" if a.get("destructiveHint") is False else "prohibited")
+                want = policy.get(name, {}).get("policy")
+                if want and want != implied:
+                    findings.append({"id": "annotation_policy_mismatch", "tool": name, "call_span_ids": [s["span_id"]],
+                                     "evidence": f"TOOL span {s['span_id']} `{s['name']}` metadata (the MCP annotations langchain-mcp-adapters put in the tool's metadata): {name} annotations {a} imply {implied}, policy says {want}"})
+            unseen = sorted(set(policy) - set(seen))
+            if unseen:
+                nob("TL006", f"annotations of {', '.join(unseen)} not observed: no tools/list result is captured, and only an executed tool's TOOL span carries its annotations (in metadata)")
         elif any(s["scope"] == OAI_SCOPE and s["name"] == "mcp_tools" for s in spans):  # OpenAI Agents SDK + OpenInference
             nob("TL006", "no span carries the tool annotations: the mcp_tools spans' output.value lists tool names only, and llm.tools on the "
                 "response spans holds name, description and parameters (no annotations)")
