@@ -29,6 +29,10 @@ HOST_SCOPES = HOST_SCOPES | {OAI_SCOPE}
 # (see the Vercel AI SDK section below).
 AI_SDK_SCOPE = "ai"
 HOST_SCOPES.add(AI_SDK_SCOPE)
+# Mastra (profile mastra-js): the host is a Mastra agent, its AI tracing exported by
+# @mastra/otel-exporter in scope "@mastra/otel" (see the Mastra section below).
+MASTRA_SCOPE = "@mastra/otel"
+HOST_SCOPES.add(MASTRA_SCOPE)
 # Pydantic AI: an execute_tool span of a call deferred for approval (nothing executed; the call runs
 # in a later agent run with the same tool call id once approved).
 DEFERRAL = "pydantic_ai.tool.deferral.name"
@@ -234,6 +238,8 @@ def call_args(s):
         return jload(a["gen_ai.tool.call.arguments"]), "gen_ai.tool.call.arguments"
     if "ai.toolCall.args" in a:  # Vercel AI SDK
         return jload(a["ai.toolCall.args"]), "ai.toolCall.args"
+    if s["scope"] == MASTRA_SCOPE and "gen_ai.tool.input" in a:  # Mastra
+        return jload(a["gen_ai.tool.input"]), "gen_ai.tool.input"
     if a.get("mcp.operation.name") == "tools_call":
         _, args = openlit_call(a)
         if isinstance(args, dict):
@@ -384,6 +390,64 @@ def exec_tool(e):
 def exec_call_id(e):
     return e["attrs"].get("gen_ai.tool.call.id") or e["attrs"].get("ai.toolCall.id")
 # ---- end Vercel AI SDK ----------------------------------------------------------------------------
+
+
+# ---- Mastra (profile mastra-js) ------------------------------------------------------------------
+# The host is a Mastra agent (@mastra/core 0.24, AI tracing exported by @mastra/otel-exporter, scope
+# "@mastra/otel"). Spans, each with `mastra.span.type`: `agent.{agent}` (agent_run, kind SERVER) per
+# agent.stream / resumed run, `chat {model}` (model_generation, CLIENT; one per run, not per model
+# call; gen_ai.prompt / gen_ai.completion, gen_ai.system; no tool definitions), `step: N`
+# (model_step, INTERNAL; output = {text, toolCalls: [{toolCallId, toolName, args}]}), `chunk: '...'`
+# (model_chunk, CLIENT; e.g. `chunk: 'tool-result'` output = {args, toolCallId, toolName, result},
+# `chunk: 'tool-call-approval'` output = {toolCallId, toolName, args}), and `tool.execute {tool}`
+# (tool_call, INTERNAL; gen_ai.operation.name=tool.execute, gen_ai.tool.name, gen_ai.tool.input =
+# the arguments JSON, gen_ai.tool.output = what Mastra's MCP client returned: the CallToolResult's
+# structuredContent alone when the server sent one, else the whole CallToolResult JSON; no tool call
+# id, status OK for an isError result). A tool with requireApproval stops the run at a
+# `tool-call-approval` chunk; agent.approveToolCall resumes it in a new trace (another agent span),
+# where the call executes. The approval answer itself is recorded by no span: a call that needs
+# approval executes only once approved (declineToolCall does not run it).
+def mastra_exec(s):
+    return s["scope"] == MASTRA_SCOPE and s["attrs"].get("mastra.span.type") == "tool_call"
+
+
+def mastra_result(s):
+    """(kind, parsed, attribute) of gen_ai.tool.output on a Mastra tool span: full when it is a
+    whole CallToolResult (has content), else None (structuredContent alone: not the CallToolResult)."""
+    d = jload(s["attrs"].get("gen_ai.tool.output"))
+    if isinstance(d, dict) and "content" in d:
+        return "full", d, "gen_ai.tool.output"
+    return None, None, None
+
+
+def mastra_call_id(e, spans):
+    """The tool call id of a Mastra tool.execute span: the `chunk: 'tool-result'` (or the model
+    step's toolCalls) under the same step span with the same tool name and arguments."""
+    args = jload(e["attrs"].get("gen_ai.tool.input"))
+    for s in spans:
+        if s["scope"] != MASTRA_SCOPE or s["parent"] != e["parent"]:
+            continue
+        d = jload(s["attrs"].get("output"))
+        cands = [d] if s["attrs"].get("mastra.span.type") == "model_chunk" else (d or {}).get("toolCalls") or [] if isinstance(d, dict) else []
+        for c in cands:
+            if isinstance(c, dict) and c.get("toolName") == e["attrs"].get("gen_ai.tool.name") and c.get("args") == args and c.get("toolCallId"):
+                return c["toolCallId"]
+    return None
+
+
+def mastra_approval(e, spans):
+    """The `chunk: 'tool-call-approval'` span that asked approval for tool.execute span e's call
+    (same toolCallId, tool and arguments) in an earlier agent run (another trace): e runs in the
+    resumed run, which only agent.approveToolCall starts for that call."""
+    cid = mastra_call_id(e, spans)
+    args = jload(e["attrs"].get("gen_ai.tool.input"))
+    for s in spans:
+        if s["scope"] == MASTRA_SCOPE and s["name"] == "chunk: 'tool-call-approval'" and s["start"] <= e["start"] and s["trace_id"] != e["trace_id"]:
+            d = jload(s["attrs"].get("output")) or {}
+            if d.get("toolCallId") == cid and d.get("toolName") == e["attrs"].get("gen_ai.tool.name") and d.get("args") == args:
+                return s
+    return None
+# ---- end Mastra ----------------------------------------------------------------------------------
 
 
 def classified_error(s):
@@ -601,7 +665,7 @@ def derive(rec_dir, policy):
     byid = {s["span_id"]: s for s in spans}
     host = [s for s in spans if s["scope"] in HOST_SCOPES]
     execs = [s for s in host if (s["attrs"].get("gen_ai.operation.name") == "execute_tool" and DEFERRAL not in s["attrs"]
-                                 and not adk_confirmation_notice(s)) or ai_sdk_exec(s)]
+                                 and not adk_confirmation_notice(s)) or ai_sdk_exec(s) or mastra_exec(s)]
     deferrals = [s for s in host if s["attrs"].get(DEFERRAL) == "ApprovalRequired"]
     deferrals += [s for s in host if adk_paused(s)]  # Google ADK: a tool confirmation request
     chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or adk_model_call(s, byid) or ai_sdk_chat(s)]
@@ -666,6 +730,10 @@ def derive(rec_dir, policy):
         # Vercel AI SDK's own ai.toolCall span (the MCP client's CallToolResult)
         carriers = lib + ([c["exec"]] if adk_result_span(c["exec"]) or ai_sdk_exec(c["exec"]) else [])
         c["payloads"] = [(k, d, a, s) for s in carriers for (k, d, a) in [call_result(s)] if k]
+        if mastra_exec(c["exec"]):  # Mastra: gen_ai.tool.output, when it is the whole CallToolResult
+            k, d, a = mastra_result(c["exec"])
+            if k:
+                c["payloads"].append((k, d, a, c["exec"]))
         if c["exec"]["scope"] == STRANDS_SCOPE:  # Strands: the ToolResult in span events
             d, a, s = strands_tool_result(spans, byid, c["exec"])
             if d is not None:
@@ -703,6 +771,10 @@ def derive(rec_dir, policy):
                 # Google ADK refused the call (a tool the model was not shown): nothing reached the server
                 nob("TL001", f"{c['tool']}: no CallToolResult: ADK refused the call itself (execute_tool span {c['exec']['span_id']}, "
                     f"gen_ai.tool.type={c['exec']['attrs'].get('gen_ai.tool.type')}, error.type={c['exec']['attrs'].get('error.type')}), nothing was sent to the server")
+                continue
+            if mastra_exec(c["exec"]):  # Mastra: its MCP client returns structuredContent in place of the CallToolResult
+                nob("TL001", f"{c['tool']}: result not captured as a CallToolResult: gen_ai.tool.output on `{c['exec']['name']}` is what Mastra's MCP client "
+                    "returned, the result's structuredContent alone when the server sent one (no content, no isError); no other span carries the result")
                 continue
             if c["exec"].get("oai"):  # OpenAI Agents SDK + OpenInference
                 nob("TL001", f"{c['tool']}: result not captured: output.value on the function span `{c['exec']['name']}` is the tool output the SDK hands "
@@ -751,6 +823,9 @@ def derive(rec_dir, policy):
         # LangChain: a HumanInTheLoopMiddleware interrupt for this call, resumed with approve
         lc_ok = lc_approval(e, spans, byid) if e.get("lc") else None
         approved = approved or bool(lc_ok)
+        # Mastra: an earlier run stopped at a tool-call-approval chunk for this call; it runs in the resumed run
+        mastra_ok = mastra_approval(e, spans) if mastra_exec(e) else None
+        approved = approved or bool(mastra_ok)
         if cls == "prohibited" or not approved:
             if e.get("oai"):  # OpenAI Agents SDK + OpenInference: no approval is recorded by any span
                 findings.append({
@@ -771,6 +846,7 @@ def derive(rec_dir, policy):
                    else f", and no earlier invoke_agent span ending with a BeforeToolCallEvent interrupt of tool call {cid} (gen_ai.choice finish_reason=interrupt)" if e["scope"] == STRANDS_SCOPE
                    else f", and its agent run's ai.prompt holds no tool-approval-request for tool call {exec_call_id(e)} answered approved: true" if ai_sdk_exec(e)
                    else f", and no earlier HumanInTheLoopMiddleware GraphInterrupt (exception event) requesting it in session {conv} answered by a resume with decisions approve" if e.get("lc")
+                   else f", and no earlier agent run stopped at a `chunk: 'tool-call-approval'` span for tool call {mastra_call_id(e, spans)} with these arguments" if mastra_exec(e)
                    else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
 
@@ -796,6 +872,11 @@ def derive(rec_dir, policy):
         if not before:
             continue
         ch = before[-1]
+        if ch["scope"] == MASTRA_SCOPE and "gen_ai.tool.definitions" not in ch["attrs"]:
+            # Mastra: the model_generation span records the prompt messages only, no tool list
+            nob("TL005", "the tools shown to the model are recorded by no span: Mastra's `chat {model}` span (model_generation) carries gen_ai.prompt "
+                "(messages only), its `step: N` spans the model's tool calls, and nothing the tools given to the model (activeTools / the agent's tools)")
+            continue
         if ai_sdk_chat(ch):  # Vercel AI SDK: ai.prompt.tools
             names = ai_sdk_shown(ch)
         else:
@@ -960,6 +1041,10 @@ def derive(rec_dir, policy):
                 "response spans holds name, description and parameters (no annotations)")
         else:
             nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
+            if any(s["scope"] == MASTRA_SCOPE for s in spans):
+                # Mastra: its MCP client records nothing; tool spans name and describe the tool only
+                nob("TL006", "Mastra: its MCP client emits no span (no tools/list), and its tool.execute spans carry gen_ai.tool.name and "
+                    "gen_ai.tool.description only: the MCP annotations (dropped by MCPClient when it wraps the tools) are not recorded")
             if any(ai_sdk_chat(ch) for ch in chats):
                 # Vercel AI SDK: its MCP client records nothing; the model call's tool list drops annotations
                 nob("TL006", "Vercel AI SDK: its MCP client emits no span (no tools/list), and ai.prompt.tools lists each shown tool's name, description and inputSchema only: the MCP annotations, kept in the AI SDK tool's metadata, are not recorded")
@@ -1026,6 +1111,15 @@ def derive(rec_dir, policy):
             notes.append(f"ADK refused tool call {e['attrs'].get('gen_ai.tool.call.id')} of {e['attrs'].get('gen_ai.tool.name')} (not among the tools shown to the model) but still "
                          f"emitted execute_tool span {e['span_id']} (gen_ai.tool.type={e['attrs'].get('gen_ai.tool.type')}, error.type={e['attrs'].get('error.type')}, no MCP span under it)")
     notes += oai_notes(spans, oai_execs, oai_pending, byid)  # OpenAI Agents SDK + OpenInference
+    # Mastra: a run stopped for approval never ends its agent / chat spans, so they are not exported
+    # and the spans under them name absent parents
+    for s in spans:
+        if s["scope"] == MASTRA_SCOPE and s["parent"] and s["parent"] not in byid and s["attrs"].get("mastra.span.type") == "model_step":
+            notes.append(f"Mastra span {s['span_id']} `{s['name']}` (trace {s['trace_id']}) names parent {s['parent']}, absent from the recording: the agent run "
+                         "that stopped at a tool-call-approval never ended its `agent.*` and `chat *` spans, so they were not exported")
+    for c in calls:
+        if mastra_exec(c["exec"]) and c["error_shown"] and not classified_error(c["exec"]):
+            notes.append(f"Mastra span {c['exec']['span_id']} `{c['exec']['name']}`: gen_ai.tool.output shows isError: true, status {c['exec']['status']}, no error.type")
     # Vercel AI SDK: an isError result is returned (not thrown) by its MCP tools, so ai.toolCall keeps status UNSET
     for c in calls:
         if ai_sdk_exec(c["exec"]) and c["error_shown"] and not classified_error(c["exec"]):
