@@ -29,6 +29,10 @@ HOST_SCOPES = HOST_SCOPES | {OAI_SCOPE}
 # (see the Vercel AI SDK section below).
 AI_SDK_SCOPE = "ai"
 HOST_SCOPES.add(AI_SDK_SCOPE)
+# Mastra (profile mastra-js): the host is a Mastra agent, its AI tracing exported by
+# @mastra/otel-exporter in scope "@mastra/otel" (see the Mastra section below).
+MASTRA_SCOPE = "@mastra/otel"
+HOST_SCOPES.add(MASTRA_SCOPE)
 # Pydantic AI: an execute_tool span of a call deferred for approval (nothing executed; the call runs
 # in a later agent run with the same tool call id once approved).
 DEFERRAL = "pydantic_ai.tool.deferral.name"
@@ -234,6 +238,8 @@ def call_args(s):
         return jload(a["gen_ai.tool.call.arguments"]), "gen_ai.tool.call.arguments"
     if "ai.toolCall.args" in a:  # Vercel AI SDK
         return jload(a["ai.toolCall.args"]), "ai.toolCall.args"
+    if s["scope"] == MASTRA_SCOPE and "gen_ai.tool.input" in a:  # Mastra
+        return jload(a["gen_ai.tool.input"]), "gen_ai.tool.input"
     if a.get("mcp.operation.name") == "tools_call":
         _, args = openlit_call(a)
         if isinstance(args, dict):
@@ -386,6 +392,64 @@ def exec_call_id(e):
 # ---- end Vercel AI SDK ----------------------------------------------------------------------------
 
 
+# ---- Mastra (profile mastra-js) ------------------------------------------------------------------
+# The host is a Mastra agent (@mastra/core 0.24, AI tracing exported by @mastra/otel-exporter, scope
+# "@mastra/otel"). Spans, each with `mastra.span.type`: `agent.{agent}` (agent_run, kind SERVER) per
+# agent.stream / resumed run, `chat {model}` (model_generation, CLIENT; one per run, not per model
+# call; gen_ai.prompt / gen_ai.completion, gen_ai.system; no tool definitions), `step: N`
+# (model_step, INTERNAL; output = {text, toolCalls: [{toolCallId, toolName, args}]}), `chunk: '...'`
+# (model_chunk, CLIENT; e.g. `chunk: 'tool-result'` output = {args, toolCallId, toolName, result},
+# `chunk: 'tool-call-approval'` output = {toolCallId, toolName, args}), and `tool.execute {tool}`
+# (tool_call, INTERNAL; gen_ai.operation.name=tool.execute, gen_ai.tool.name, gen_ai.tool.input =
+# the arguments JSON, gen_ai.tool.output = what Mastra's MCP client returned: the CallToolResult's
+# structuredContent alone when the server sent one, else the whole CallToolResult JSON; no tool call
+# id, status OK for an isError result). A tool with requireApproval stops the run at a
+# `tool-call-approval` chunk; agent.approveToolCall resumes it in a new trace (another agent span),
+# where the call executes. The approval answer itself is recorded by no span: a call that needs
+# approval executes only once approved (declineToolCall does not run it).
+def mastra_exec(s):
+    return s["scope"] == MASTRA_SCOPE and s["attrs"].get("mastra.span.type") == "tool_call"
+
+
+def mastra_result(s):
+    """(kind, parsed, attribute) of gen_ai.tool.output on a Mastra tool span: full when it is a
+    whole CallToolResult (has content), else None (structuredContent alone: not the CallToolResult)."""
+    d = jload(s["attrs"].get("gen_ai.tool.output"))
+    if isinstance(d, dict) and "content" in d:
+        return "full", d, "gen_ai.tool.output"
+    return None, None, None
+
+
+def mastra_call_id(e, spans):
+    """The tool call id of a Mastra tool.execute span: the `chunk: 'tool-result'` (or the model
+    step's toolCalls) under the same step span with the same tool name and arguments."""
+    args = jload(e["attrs"].get("gen_ai.tool.input"))
+    for s in spans:
+        if s["scope"] != MASTRA_SCOPE or s["parent"] != e["parent"]:
+            continue
+        d = jload(s["attrs"].get("output"))
+        cands = [d] if s["attrs"].get("mastra.span.type") == "model_chunk" else (d or {}).get("toolCalls") or [] if isinstance(d, dict) else []
+        for c in cands:
+            if isinstance(c, dict) and c.get("toolName") == e["attrs"].get("gen_ai.tool.name") and c.get("args") == args and c.get("toolCallId"):
+                return c["toolCallId"]
+    return None
+
+
+def mastra_approval(e, spans):
+    """The `chunk: 'tool-call-approval'` span that asked approval for tool.execute span e's call
+    (same toolCallId, tool and arguments) in an earlier agent run (another trace): e runs in the
+    resumed run, which only agent.approveToolCall starts for that call."""
+    cid = mastra_call_id(e, spans)
+    args = jload(e["attrs"].get("gen_ai.tool.input"))
+    for s in spans:
+        if s["scope"] == MASTRA_SCOPE and s["name"] == "chunk: 'tool-call-approval'" and s["start"] <= e["start"] and s["trace_id"] != e["trace_id"]:
+            d = jload(s["attrs"].get("output")) or {}
+            if d.get("toolCallId") == cid and d.get("toolName") == e["attrs"].get("gen_ai.tool.name") and d.get("args") == args:
+                return s
+    return None
+# ---- end Mastra ----------------------------------------------------------------------------------
+
+
 def classified_error(s):
     return s["status"] == "ERROR" or "error.type" in s["attrs"]
 
@@ -477,12 +541,131 @@ def oai_notes(spans, execs, pending, byid):
     return notes
 
 
+# ---- LangChain / LangGraph agent + OpenInference (profile langgraph-openinference-py) -------------
+# OpenInference's LangChain instrumentor (scope openinference.instrumentation.langchain) turns the
+# agent's LangChain runs into OTel spans with OpenInference attributes only (no gen_ai.*): the graph
+# root `warehouse-assistant` (CHAIN, `session.id` = the LangGraph thread id), per step a `model` node
+# (CHAIN) > the chat model's LLM span (`llm.tools.{i}.tool.json_schema` = the tools bound for this
+# call, `llm.output_messages.*.tool_calls.*`), a `tools` node (CHAIN, `input.value` = the tool calls
+# [{name, args, id}]) > one TOOL span per call (`tool.name`, `input.value` = the tool's input string:
+# the bare value for a one-argument tool, `output.value` = the ToolMessage JSON, `metadata` = the run
+# metadata merged with the tool's metadata, which langchain-mcp-adapters fills with the MCP
+# annotations). The adapters turn the CallToolResult into that ToolMessage: content blocks as
+# LangChain blocks, `artifact.structured_content` = structuredContent (null when absent), status
+# `error` for isError (raised inside, so no artifact then). Human-in-the-loop approvals: the
+# `HumanInTheLoopMiddleware.after_model` span of the interrupted run has an `exception` event
+# `langgraph.errors.GraphInterrupt` whose message (a Python repr) lists the action_requests (tool
+# name and args, no tool call id); the resumed run is a new trace whose root's `input.value` is the
+# `Command` with `resume.decisions`, same `session.id`. The views below are copies of these spans
+# with the lab's gen_ai keys added for derive(); labels citing them name the real attributes.
+LC_SCOPE = "openinference.instrumentation.langchain"
+HOST_SCOPES.add(LC_SCOPE)
+LC_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def lc_tool_message(s):
+    """The ToolMessage a LangChain TOOL span's output.value holds (its `data`), or None."""
+    d = jload(s["attrs"].get("output.value"))
+    return d["data"] if isinstance(d, dict) and d.get("type") == "tool" and isinstance(d.get("data"), dict) else None
+
+
+def lc_tool_result(s):
+    """The CallToolResult as the adapters' ToolMessage renders it: (kind, parsed, attribute, span)."""
+    m = lc_tool_message(s)
+    if m is None or not isinstance(m.get("content"), list):
+        return None
+    art = m.get("artifact") if isinstance(m.get("artifact"), dict) else {}
+    return ("full", {"content": m["content"], "structuredContent": art.get("structured_content"), "isError": m.get("status") == "error"},
+            "output.value (ToolMessage: content, artifact.structured_content, status)", s)
+
+
+def lc_views(spans, byid):
+    """(execs, chats) of a LangChain agent traced by OpenInference: TOOL spans as execute_tool (tool
+    call id from the ToolMessage, arguments from the parent `tools` node's input.value), LLM spans
+    as chat (the tools shown from llm.tools)."""
+    execs, chats = [], []
+    for s in spans:
+        if s["scope"] != LC_SCOPE:
+            continue
+        a = s["attrs"]
+        base = {"gen_ai.conversation.id": a.get("session.id") or s["trace_id"]}
+        if a.get("openinference.span.kind") == "TOOL" and a.get("tool.name"):
+            m = lc_tool_message(s) or {}
+            cid = m.get("tool_call_id")
+            extra = {**base, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": a["tool.name"]}
+            if cid:
+                extra["gen_ai.tool.call.id"] = cid
+            node = byid.get(s["parent"])
+            for tc in (jload(node["attrs"].get("input.value")) if node else None) or []:
+                if isinstance(tc, dict) and tc.get("id") == cid and isinstance(tc.get("args"), dict):
+                    extra["gen_ai.tool.call.arguments"] = json.dumps(tc["args"])
+                    extra["lc.args_from"] = f"input.value of the `{node['name']}` span {node['span_id']} (tool call {cid})"
+            execs.append(dict(s, attrs={**a, **extra}, lc=True))
+        elif a.get("openinference.span.kind") == "LLM":
+            chats.append(dict(s, attrs={**a, **base, "gen_ai.operation.name": "chat",
+                                        "gen_ai.tool.definitions": json.dumps([{"name": n} for n in oai_tool_names(s)])}, lc=True))
+    return execs, chats
+
+
+def lc_interrupts(spans):
+    """HumanInTheLoopMiddleware interrupts: (span, session.id, [(tool, args)]) from the GraphInterrupt
+    exception event's message (the Interrupt repr)."""
+    import ast
+    out = []
+    for s in spans:
+        if s["scope"] != LC_SCOPE:
+            continue
+        for ev in s["events"]:
+            if ev["name"] == "exception" and ev["attrs"].get("exception.type") == "langgraph.errors.GraphInterrupt":
+                reqs = []
+                for name, args in re.findall(r"\{'name': '([^']+)', 'args': (\{[^{}]*\})", ev["attrs"].get("exception.message", "")):
+                    try:
+                        reqs.append((name, ast.literal_eval(args)))
+                    except (ValueError, SyntaxError):
+                        reqs.append((name, None))
+                out.append((s, s["attrs"].get("session.id"), reqs))
+    return out
+
+
+def lc_approval(e, spans, byid):
+    """Evidence that a LangChain tool call ran after a human-in-the-loop approval, else None: an
+    earlier interrupt in the same session (thread) requested this tool with these arguments, and the
+    run that executed it was resumed with decisions all `approve`."""
+    root = e
+    while root["parent"] in byid:
+        root = byid[root["parent"]]
+    cmd = jload(root["attrs"].get("input.value"))
+    decisions = ((cmd or {}).get("resume") or {}).get("decisions") if isinstance(cmd, dict) and isinstance(cmd.get("resume"), dict) else None
+    if not decisions or not all(isinstance(d, dict) and d.get("type") == "approve" for d in decisions):
+        return None
+    args = jload(e["attrs"].get("gen_ai.tool.call.arguments"))
+    for s, sess, reqs in lc_interrupts(spans):
+        if sess == e["attrs"].get("session.id") and s["start"] <= e["start"] and any(n == e["attrs"]["tool.name"] and (a is None or a == args) for n, a in reqs):
+            return (f"`{s['name']}` span {s['span_id']} (trace {s['trace_id']}) has a GraphInterrupt exception event whose action_requests name "
+                    f"{e['attrs']['tool.name']} with these arguments; the run that executed it (root `{root['name']}` {root['span_id']}, trace {root['trace_id']}, "
+                    f"same session.id) has input.value resume.decisions {decisions}")
+    return None
+
+
+def lc_annotations(spans):
+    """{tool: (span, annotations)} from the TOOL spans' `metadata` (the adapters put the MCP tool's
+    annotations, model_dump'ed, into the LangChain tool's metadata, which the run metadata merges)."""
+    out = {}
+    for s in spans:
+        if s["scope"] == LC_SCOPE and s["attrs"].get("openinference.span.kind") == "TOOL":
+            md = jload(s["attrs"].get("metadata"))
+            if isinstance(md, dict) and all(h in md for h in LC_HINTS):
+                out[s["attrs"].get("tool.name")] = (s, {h: md[h] for h in LC_HINTS if md[h] is not None})
+    return out
+# ---- end LangChain / LangGraph + OpenInference --------------------------------------------------
+
+
 def derive(rec_dir, policy):
     spans = spanlib.load(rec_dir)
     byid = {s["span_id"]: s for s in spans}
     host = [s for s in spans if s["scope"] in HOST_SCOPES]
     execs = [s for s in host if (s["attrs"].get("gen_ai.operation.name") == "execute_tool" and DEFERRAL not in s["attrs"]
-                                 and not adk_confirmation_notice(s)) or ai_sdk_exec(s)]
+                                 and not adk_confirmation_notice(s)) or ai_sdk_exec(s) or mastra_exec(s)]
     deferrals = [s for s in host if s["attrs"].get(DEFERRAL) == "ApprovalRequired"]
     deferrals += [s for s in host if adk_paused(s)]  # Google ADK: a tool confirmation request
     chats = [s for s in host if s["attrs"].get("gen_ai.operation.name") == "chat" or adk_model_call(s, byid) or ai_sdk_chat(s)]
@@ -490,6 +673,9 @@ def derive(rec_dir, policy):
     oai_execs, oai_pending, oai_chats = oai_views(spans)  # OpenAI Agents SDK + OpenInference
     execs += oai_execs
     chats += oai_chats
+    lc_execs, lc_chats = lc_views(spans, byid)  # LangChain / LangGraph + OpenInference
+    execs += lc_execs
+    chats += lc_chats
     lib_tool = [s for s in spans if tool_of(s)]
     strands_interrupts = strands_interrupted_calls(spans)
 
@@ -544,6 +730,10 @@ def derive(rec_dir, policy):
         # Vercel AI SDK's own ai.toolCall span (the MCP client's CallToolResult)
         carriers = lib + ([c["exec"]] if adk_result_span(c["exec"]) or ai_sdk_exec(c["exec"]) else [])
         c["payloads"] = [(k, d, a, s) for s in carriers for (k, d, a) in [call_result(s)] if k]
+        if mastra_exec(c["exec"]):  # Mastra: gen_ai.tool.output, when it is the whole CallToolResult
+            k, d, a = mastra_result(c["exec"])
+            if k:
+                c["payloads"].append((k, d, a, c["exec"]))
         if c["exec"]["scope"] == STRANDS_SCOPE:  # Strands: the ToolResult in span events
             d, a, s = strands_tool_result(spans, byid, c["exec"])
             if d is not None:
@@ -559,6 +749,14 @@ def derive(rec_dir, policy):
             if args is not None:
                 c["args"], c["args_attr"] = args, f"{attr} on span {s['span_id']}"
                 break
+        if c["exec"].get("lc"):  # LangChain + OpenInference: the adapters' ToolMessage on the TOOL span
+            p = lc_tool_result(c["exec"])
+            if p:
+                c["payloads"].append(p)
+                full = [p for p in c["payloads"] if p[0] == "full"]
+                c["error_shown"] = c["error_shown"] or p[1]["isError"]
+            if c["args"] is not None and c["exec"]["attrs"].get("lc.args_from") and c["args_attr"].endswith(c["exec"]["span_id"]):
+                c["args_attr"] = c["exec"]["attrs"]["lc.args_from"]
         c["full"] = full
 
     # TL001: a fully captured result without structuredContent.
@@ -573,6 +771,10 @@ def derive(rec_dir, policy):
                 # Google ADK refused the call (a tool the model was not shown): nothing reached the server
                 nob("TL001", f"{c['tool']}: no CallToolResult: ADK refused the call itself (execute_tool span {c['exec']['span_id']}, "
                     f"gen_ai.tool.type={c['exec']['attrs'].get('gen_ai.tool.type')}, error.type={c['exec']['attrs'].get('error.type')}), nothing was sent to the server")
+                continue
+            if mastra_exec(c["exec"]):  # Mastra: its MCP client returns structuredContent in place of the CallToolResult
+                nob("TL001", f"{c['tool']}: result not captured as a CallToolResult: gen_ai.tool.output on `{c['exec']['name']}` is what Mastra's MCP client "
+                    "returned, the result's structuredContent alone when the server sent one (no content, no isError); no other span carries the result")
                 continue
             if c["exec"].get("oai"):  # OpenAI Agents SDK + OpenInference
                 nob("TL001", f"{c['tool']}: result not captured: output.value on the function span `{c['exec']['name']}` is the tool output the SDK hands "
@@ -618,6 +820,12 @@ def derive(rec_dir, policy):
         # Vercel AI SDK: the agent run that executed the call was given the approval in its input
         ai_ok = ai_sdk_approval(e, byid) if ai_sdk_exec(e) else None
         approved = approved or bool(ai_ok)
+        # LangChain: a HumanInTheLoopMiddleware interrupt for this call, resumed with approve
+        lc_ok = lc_approval(e, spans, byid) if e.get("lc") else None
+        approved = approved or bool(lc_ok)
+        # Mastra: an earlier run stopped at a tool-call-approval chunk for this call; it runs in the resumed run
+        mastra_ok = mastra_approval(e, spans) if mastra_exec(e) else None
+        approved = approved or bool(mastra_ok)
         if cls == "prohibited" or not approved:
             if e.get("oai"):  # OpenAI Agents SDK + OpenInference: no approval is recorded by any span
                 findings.append({
@@ -637,6 +845,8 @@ def derive(rec_dir, policy):
                    else f", and no earlier execute_tool span of tool call {cid} whose result (gen_ai.tool.call.result, or gcp.vertex.agent.tool_response on schema 1) is ADK's tool-confirmation request" if e["scope"] == ADK_SCOPE
                    else f", and no earlier invoke_agent span ending with a BeforeToolCallEvent interrupt of tool call {cid} (gen_ai.choice finish_reason=interrupt)" if e["scope"] == STRANDS_SCOPE
                    else f", and its agent run's ai.prompt holds no tool-approval-request for tool call {exec_call_id(e)} answered approved: true" if ai_sdk_exec(e)
+                   else f", and no earlier HumanInTheLoopMiddleware GraphInterrupt (exception event) requesting it in session {conv} answered by a resume with decisions approve" if e.get("lc")
+                   else f", and no earlier agent run stopped at a `chunk: 'tool-call-approval'` span for tool call {mastra_call_id(e, spans)} with these arguments" if mastra_exec(e)
                    else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
 
@@ -662,6 +872,11 @@ def derive(rec_dir, policy):
         if not before:
             continue
         ch = before[-1]
+        if ch["scope"] == MASTRA_SCOPE and "gen_ai.tool.definitions" not in ch["attrs"]:
+            # Mastra: the model_generation span records the prompt messages only, no tool list
+            nob("TL005", "the tools shown to the model are recorded by no span: Mastra's `chat {model}` span (model_generation) carries gen_ai.prompt "
+                "(messages only), its `step: N` spans the model's tool calls, and nothing the tools given to the model (activeTools / the agent's tools)")
+            continue
         if ai_sdk_chat(ch):  # Vercel AI SDK: ai.prompt.tools
             names = ai_sdk_shown(ch)
         else:
@@ -679,7 +894,7 @@ def derive(rec_dir, policy):
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
                 "evidence": f"model call span {ch['span_id']} `{ch['name']}` ai.prompt.tools = {names}; its ai.response.toolCalls call {c['tool']}, executed by ai.toolCall span {e['span_id']}" if ai_sdk_chat(ch)
-                else f"response span {ch['span_id']} llm.tools.*.tool.json_schema names {names}; next function span {e['span_id']} calls {c['tool']}" if ch.get("oai")
+                else f"response span {ch['span_id']} llm.tools.*.tool.json_schema names {names}; next function span {e['span_id']} calls {c['tool']}" if ch.get("oai") or ch.get("lc")
                 else f"{shown_by} = {names}; next execute_tool span {e['span_id']} calls {c['tool']}"
                 # (Strands refuses an unknown tool itself; Google ADK's refusals keep their own evidence)
                 + (f" (status {e['status']} {e['status_message']!r}: no MCP request was sent)" if e["scope"] == STRANDS_SCOPE and not c["client"] and not c["server"] else ""),
@@ -810,11 +1025,26 @@ def derive(rec_dir, policy):
             unseen = sorted(set(policy) - set(shown))
             if unseen:
                 nob("TL006", f"annotations of {', '.join(unseen)} not observed: no tools/list result is captured, and the model requests' model_request_parameters list only the tools shown to the model")
+        elif lc_annotations(spans):  # LangChain + OpenInference: the executed tools' annotations in their TOOL span's metadata
+            seen = lc_annotations(spans)
+            for name, (s, a) in sorted(seen.items()):
+                implied = "automatic" if a.get("readOnlyHint") else ("requires_approval" if a.get("destructiveHint") is False else "prohibited")
+                want = policy.get(name, {}).get("policy")
+                if want and want != implied:
+                    findings.append({"id": "annotation_policy_mismatch", "tool": name, "call_span_ids": [s["span_id"]],
+                                     "evidence": f"TOOL span {s['span_id']} `{s['name']}` metadata (the MCP annotations langchain-mcp-adapters put in the tool's metadata): {name} annotations {a} imply {implied}, policy says {want}"})
+            unseen = sorted(set(policy) - set(seen))
+            if unseen:
+                nob("TL006", f"annotations of {', '.join(unseen)} not observed: no tools/list result is captured, and only an executed tool's TOOL span carries its annotations (in metadata)")
         elif any(s["scope"] == OAI_SCOPE and s["name"] == "mcp_tools" for s in spans):  # OpenAI Agents SDK + OpenInference
             nob("TL006", "no span carries the tool annotations: the mcp_tools spans' output.value lists tool names only, and llm.tools on the "
                 "response spans holds name, description and parameters (no annotations)")
         else:
             nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
+            if any(s["scope"] == MASTRA_SCOPE for s in spans):
+                # Mastra: its MCP client records nothing; tool spans name and describe the tool only
+                nob("TL006", "Mastra: its MCP client emits no span (no tools/list), and its tool.execute spans carry gen_ai.tool.name and "
+                    "gen_ai.tool.description only: the MCP annotations (dropped by MCPClient when it wraps the tools) are not recorded")
             if any(ai_sdk_chat(ch) for ch in chats):
                 # Vercel AI SDK: its MCP client records nothing; the model call's tool list drops annotations
                 nob("TL006", "Vercel AI SDK: its MCP client emits no span (no tools/list), and ai.prompt.tools lists each shown tool's name, description and inputSchema only: the MCP annotations, kept in the AI SDK tool's metadata, are not recorded")
@@ -881,6 +1111,15 @@ def derive(rec_dir, policy):
             notes.append(f"ADK refused tool call {e['attrs'].get('gen_ai.tool.call.id')} of {e['attrs'].get('gen_ai.tool.name')} (not among the tools shown to the model) but still "
                          f"emitted execute_tool span {e['span_id']} (gen_ai.tool.type={e['attrs'].get('gen_ai.tool.type')}, error.type={e['attrs'].get('error.type')}, no MCP span under it)")
     notes += oai_notes(spans, oai_execs, oai_pending, byid)  # OpenAI Agents SDK + OpenInference
+    # Mastra: a run stopped for approval never ends its agent / chat spans, so they are not exported
+    # and the spans under them name absent parents
+    for s in spans:
+        if s["scope"] == MASTRA_SCOPE and s["parent"] and s["parent"] not in byid and s["attrs"].get("mastra.span.type") == "model_step":
+            notes.append(f"Mastra span {s['span_id']} `{s['name']}` (trace {s['trace_id']}) names parent {s['parent']}, absent from the recording: the agent run "
+                         "that stopped at a tool-call-approval never ended its `agent.*` and `chat *` spans, so they were not exported")
+    for c in calls:
+        if mastra_exec(c["exec"]) and c["error_shown"] and not classified_error(c["exec"]):
+            notes.append(f"Mastra span {c['exec']['span_id']} `{c['exec']['name']}`: gen_ai.tool.output shows isError: true, status {c['exec']['status']}, no error.type")
     # Vercel AI SDK: an isError result is returned (not thrown) by its MCP tools, so ai.toolCall keeps status UNSET
     for c in calls:
         if ai_sdk_exec(c["exec"]) and c["error_shown"] and not classified_error(c["exec"]):
@@ -941,6 +1180,15 @@ def main():
                 "not_observable": {r: v for r, v in sorted(not_obs.items())},
                 "notes": notes,
             }
+            # --- FastMCP (profile fastmcp-native) ---------------------------------------------------
+            # fastmcp.Client and the FastMCP server (on mcp 2.x) negotiate MCP revision 2026-07-28 by
+            # themselves (`server/discover`, no initialize), which the recording's name does not say;
+            # FastMCP's server spans carry the negotiated revision in mcp.protocol.version.
+            if lib == "fastmcp-native":
+                revs = sorted({s["attrs"]["mcp.protocol.version"] for s in spans if s["scope"] == "fastmcp" and "mcp.protocol.version" in s["attrs"]})
+                if revs:
+                    entry["mcp_revision"] = ", ".join(revs) + " (negotiated by the client and server, read from the server spans' mcp.protocol.version)"
+            # --- end FastMCP -------------------------------------------------------------------------
             out["recordings"][name] = entry
             gt = {"recording": name, "meta": {k: entry[k] for k in ("library", "versions", "scenario", "transport", "export", "mcp_revision")},
                   "expected_findings": [f for f in findings if f["id"] not in LAB_ONLY],
