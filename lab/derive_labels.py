@@ -660,6 +660,19 @@ def lc_annotations(spans):
 # ---- end LangChain / LangGraph + OpenInference --------------------------------------------------
 
 
+def annotation_mismatch(policy, name, a, span, where):
+    """TL006 for one tool whose annotations `a` a span shows: the class they imply (readOnlyHint:
+    automatic; destructiveHint false: requires_approval; else prohibited, the MCP defaults) against
+    the policy's; the finding when they differ, else None. `where` names the span and attribute
+    for the evidence line."""
+    implied = "automatic" if a.get("readOnlyHint") else ("requires_approval" if a.get("destructiveHint") is False else "prohibited")
+    want = policy.get(name, {}).get("policy")
+    if want and want != implied:
+        return {"id": "annotation_policy_mismatch", "tool": name, "call_span_ids": [span["span_id"]],
+                "evidence": f"{where}: {name} annotations {a} imply {implied}, policy says {want}"}
+    return None
+
+
 def derive(rec_dir, policy):
     spans = spanlib.load(rec_dir)
     byid = {s["span_id"]: s for s in spans}
@@ -1014,28 +1027,26 @@ def derive(rec_dir, policy):
                 a = (t.get("metadata") or {}).get("annotations")
                 if isinstance(a, dict) and "parameters_json_schema" in t:
                     shown[t["name"]] = (s, {"name": t["name"], "inputSchema": t["parameters_json_schema"], "annotations": {k: v for k, v in a.items() if v is not None}})
-        if shown:
-            for name, (s, t) in sorted(shown.items()):
-                a = t["annotations"]
-                implied = "automatic" if a.get("readOnlyHint") else ("requires_approval" if a.get("destructiveHint") is False else "prohibited")
-                want = policy.get(name, {}).get("policy")
-                if want and want != implied:
-                    findings.append({"id": "annotation_policy_mismatch", "tool": name, "call_span_ids": [s["span_id"]],
-                                     "evidence": f"span {s['span_id']} `{s['name']}` model_request_parameters.function_tools: {name} annotations {a} imply {implied}, policy says {want}"})
-            unseen = sorted(set(policy) - set(shown))
-            if unseen:
-                nob("TL006", f"annotations of {', '.join(unseen)} not observed: no tools/list result is captured, and the model requests' model_request_parameters list only the tools shown to the model")
-        elif lc_annotations(spans):  # LangChain + OpenInference: the executed tools' annotations in their TOOL span's metadata
-            seen = lc_annotations(spans)
+
+        def judge_seen(seen, where, unseen_why):
+            """TL006 from the annotations spans show for some tools (name -> (span, annotations)),
+            `where(span)` naming span and attribute; the policy's other tools are not observed."""
             for name, (s, a) in sorted(seen.items()):
-                implied = "automatic" if a.get("readOnlyHint") else ("requires_approval" if a.get("destructiveHint") is False else "prohibited")
-                want = policy.get(name, {}).get("policy")
-                if want and want != implied:
-                    findings.append({"id": "annotation_policy_mismatch", "tool": name, "call_span_ids": [s["span_id"]],
-                                     "evidence": f"TOOL span {s['span_id']} `{s['name']}` metadata (the MCP annotations langchain-mcp-adapters put in the tool's metadata): {name} annotations {a} imply {implied}, policy says {want}"})
+                f = annotation_mismatch(policy, name, a, s, where(s))
+                if f:
+                    findings.append(f)
             unseen = sorted(set(policy) - set(seen))
             if unseen:
-                nob("TL006", f"annotations of {', '.join(unseen)} not observed: no tools/list result is captured, and only an executed tool's TOOL span carries its annotations (in metadata)")
+                nob("TL006", f"annotations of {', '.join(unseen)} not observed: {unseen_why}")
+
+        if shown:
+            judge_seen({name: (s, t["annotations"]) for name, (s, t) in shown.items()},
+                       lambda s: f"span {s['span_id']} `{s['name']}` model_request_parameters.function_tools",
+                       "no tools/list result is captured, and the model requests' model_request_parameters list only the tools shown to the model")
+        elif lc_annotations(spans):  # LangChain + OpenInference: the executed tools' annotations in their TOOL span's metadata
+            judge_seen(lc_annotations(spans),
+                       lambda s: f"TOOL span {s['span_id']} `{s['name']}` metadata (the MCP annotations langchain-mcp-adapters put in the tool's metadata)",
+                       "no tools/list result is captured, and only an executed tool's TOOL span carries its annotations (in metadata)")
         elif any(s["scope"] == OAI_SCOPE and s["name"] == "mcp_tools" for s in spans):  # OpenAI Agents SDK + OpenInference
             nob("TL006", "no span carries the tool annotations: the mcp_tools spans' output.value lists tool names only, and llm.tools on the "
                 "response spans holds name, description and parameters (no annotations)")
@@ -1052,11 +1063,9 @@ def derive(rec_dir, policy):
         s, k, tools = listed
         for t in tools:
             a = t.get("annotations") or {}
-            implied = "automatic" if a.get("readOnlyHint") else ("requires_approval" if a.get("destructiveHint") is False else "prohibited")
-            want = policy.get(t["name"], {}).get("policy")
-            if want and want != implied:
-                findings.append({"id": "annotation_policy_mismatch", "tool": t["name"], "call_span_ids": [s["span_id"]],
-                                 "evidence": f"span {s['span_id']} {k}: {t['name']} annotations {a} imply {implied}, policy says {want}"})
+            f = annotation_mismatch(policy, t["name"], a, s, f"span {s['span_id']} {k}")
+            if f:
+                findings.append(f)
 
     # TL007: deprecated GenAI names without their replacement.
     # Renamed names whose replacement is absent (semantic-conventions-genai #440 renamed
