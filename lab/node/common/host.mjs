@@ -5,53 +5,22 @@
 // instrument.mjs adds the library under test. Host content capture is off: the host records tool
 // names, call ids and definitions, never arguments or results, so what is observable about a
 // result is what the library records.
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
-import path from "node:path";
-import { trace, context, SpanKind } from "@opentelemetry/api";
+import { trace, SpanKind } from "@opentelemetry/api";
 import * as sdk from "./sdk.mjs";
-import { SCENARIOS, AGENT } from "./scenarios.mjs";
+import { AGENT, MODEL, scenario, transportKind, serverCommand, hex, sleep, switchPropagation, startHttpServer, stopServer } from "./agent_support.mjs";
 
-const name = process.env.LAB_SCENARIO;
-const scenario = SCENARIOS[name];
-if (!scenario) throw new Error(`unknown LAB_SCENARIO ${name}; one of ${Object.keys(SCENARIOS).join(", ")}`);
-if (scenario.propagation === "off") process.env.LAB_PROPAGATION = "off";
+switchPropagation();
 const { setup } = await import("./instrument.mjs");
 const lab = await setup("client", sdk.clientModules);
 const tracer = trace.getTracer("lab.scripted_host", "1.0");
-const here = path.dirname(fileURLToPath(import.meta.url));
-const transportKind = process.env.LAB_TRANSPORT || "stdio";
-const serverEnv = {
-  PATH: process.env.PATH,
-  LAB_SINK: process.env.LAB_SINK,
-  LAB_EXPORT: process.env.LAB_EXPORT || "json",
-  LAB_TRANSPORT: transportKind,
-  LAB_SERVER_VARIANT: scenario.server || "structured",
-  ...(process.env.LAB_MCP_REVISION ? { LAB_MCP_REVISION: process.env.LAB_MCP_REVISION } : {}),
-};
 
-let serverProc;
+let server;
 let transport;
 if (transportKind === "stdio") {
-  transport = new sdk.StdioClientTransport({
-    command: process.execPath,
-    args: [path.join(here, "server.mjs")],
-    env: serverEnv,
-    stderr: "inherit",
-  });
+  transport = new sdk.StdioClientTransport({ ...serverCommand, stderr: "inherit" });
 } else {
-  serverProc = spawn(process.execPath, [path.join(here, "server.mjs")], { env: serverEnv, stdio: ["ignore", "pipe", "inherit"] });
-  const port = await new Promise((resolve, reject) => {
-    let buf = "";
-    serverProc.stdout.on("data", (d) => {
-      buf += d;
-      const m = buf.match(/LISTENING (\d+)/);
-      if (m) resolve(m[1]);
-    });
-    serverProc.on("exit", (c) => reject(new Error(`server exited ${c} before listening`)));
-  });
-  transport = new sdk.StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+  server = await startHttpServer();
+  transport = new sdk.StreamableHTTPClientTransport(new URL(server.url));
 }
 if (lab.instrumentClientTransport) lab.instrumentClientTransport(transport);
 
@@ -65,9 +34,8 @@ const client = new sdk.Client(
 await client.connect(transport);
 const listed = (await client.listTools()).tools;
 
-const hex = (n) => randomBytes(n).toString("hex");
 const conv = `conv-${hex(8)}`;
-const model = "scripted-agent-model-1";
+const model = MODEL;
 const base = { "gen_ai.provider.name": "scripted", "gen_ai.conversation.id": conv };
 const definitions = (allow) =>
   JSON.stringify(
@@ -86,7 +54,6 @@ async function inSpan(spanName, kind, attributes, fn) {
   });
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let tokensIn = 300;
 
 await inSpan(
@@ -135,19 +102,5 @@ await inSpan(
 
 const stdioPid = transportKind === "stdio" ? transport.pid : undefined;
 await client.close();
-if (stdioPid) {
-  // The server flushes its spans when stdin closes; wait for it to exit so nothing is cut off.
-  for (let i = 0; i < 100; i++) {
-    try {
-      process.kill(stdioPid, 0);
-    } catch {
-      break;
-    }
-    await sleep(100);
-  }
-}
-if (serverProc) {
-  serverProc.kill("SIGTERM");
-  await new Promise((r) => serverProc.on("exit", r));
-}
+await stopServer({ pid: stdioPid, proc: server?.proc });
 await lab.shutdown();

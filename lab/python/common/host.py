@@ -1,95 +1,35 @@
 """Scripted agent host (Python twin of lab/node/common/host.mjs): no LLM; opens an MCP session
 (initialize + tools/list outside any agent run), then plays one scenario of lab/scenarios.json as
-an agent run with GenAI host spans (invoke_agent > chat > execute_tool, guardrail spans for
-approvals), calling tools through the official Python SDK's ClientSession. Host content capture is
-off. The profile module (lab_profile.py) adds the library under test."""
-import asyncio
-import json
-import os
-import secrets
+an agent run with GenAI host spans (agent_support.play_scripted: invoke_agent > chat >
+execute_tool, guardrail spans for approvals), calling tools through the official Python SDK's
+ClientSession. Host content capture is off. The profile module (lab_profile.py) adds the library
+under test."""
+import agent_support as lab
 
-from lab_server import COMMAND, http_server, server_env
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-DOC = json.load(open(os.path.join(HERE, "scenarios.json")))
-SCENARIO = DOC["scenarios"][os.environ["LAB_SCENARIO"]]
-if SCENARIO.get("propagation") == "off":
-    os.environ["OTEL_PROPAGATORS"] = "none"
-
-import lab_profile  # noqa: E402
-
-lab_profile.setup("client")
+lab.setup_profile()
 
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
-from opentelemetry import trace  # noqa: E402
-from opentelemetry.trace import SpanKind  # noqa: E402
-
-tracer = trace.get_tracer("lab.scripted_host", "1.0")
-MODEL = "scripted-agent-model-1"
-AGENT = DOC["agent"]
-TRANSPORT = os.environ.get("LAB_TRANSPORT", "stdio")
 
 
 async def play(session):
-    listed = (await session.list_tools()).tools
-    conv = f"conv-{secrets.token_hex(8)}"
-    base = {"gen_ai.provider.name": "scripted", "gen_ai.conversation.id": conv}
-
-    def definitions(allow):
-        return json.dumps([{"type": "function", "name": t.name, "description": t.description, "parameters": getattr(t, "inputSchema", None) or getattr(t, "input_schema", None)}
-                           for t in listed if t.name in allow])
-
-    tokens = 300
-    with tracer.start_as_current_span(f"invoke_agent {AGENT}", kind=SpanKind.INTERNAL, attributes={
-            **base, "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT, "gen_ai.agent.id": "agent-warehouse-1",
-            "gen_ai.request.model": MODEL}):
-        turns = SCENARIO["turns"] + [{"allow": SCENARIO["turns"][-1]["allow"], "calls": []}]
-        for turn in turns:
-            calls = [dict(c, id=f"call_{secrets.token_hex(6)}") for c in turn["calls"]]
-            tokens += 120
-            with tracer.start_as_current_span(f"chat {MODEL}", kind=SpanKind.CLIENT, attributes={
-                    **base, "gen_ai.operation.name": "chat", "gen_ai.request.model": MODEL, "gen_ai.response.model": MODEL,
-                    "gen_ai.response.id": f"resp_{secrets.token_hex(6)}",
-                    "gen_ai.response.finish_reasons": ["tool_calls" if calls else "stop"],
-                    "gen_ai.usage.input_tokens": tokens, "gen_ai.usage.output_tokens": 40,
-                    "gen_ai.tool.definitions": definitions(turn["allow"])}):
-                await asyncio.sleep(0.005)
-            for c in calls:
-                tool_attrs = {**base, "gen_ai.tool.name": c["tool"], "gen_ai.tool.call.id": c["id"]}
-                if c.get("approve"):
-                    with tracer.start_as_current_span("guardrail write-approval", attributes={
-                            **tool_attrs, "guardrail.name": "write-approval", "guardrail.decision": "require_approval"}) as g:
-                        g.add_event("approval.requested", {"gen_ai.tool.name": c["tool"], "approval.channel": "host-ui"})
-                        await asyncio.sleep(0.01)
-                        g.add_event("approval.granted", {"gen_ai.tool.name": c["tool"], "approval.actor": "end-user"})
-                    with tracer.start_as_current_span("guardrail write-approval", attributes={
-                            **tool_attrs, "guardrail.name": "write-approval", "guardrail.decision": "allow"}):
-                        pass
-                desc = next((t.description for t in listed if t.name == c["tool"]), None)
-                with tracer.start_as_current_span(f"execute_tool {c['tool']}", attributes={
-                        **tool_attrs, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.type": "function",
-                        **({"gen_ai.tool.description": desc} if desc else {})}):
-                    # A tool error is a result, not an exception: the host passes it back to the model.
-                    await session.call_tool(c["tool"], c["args"])
+    await session.initialize()
+    await lab.play_scripted((await session.list_tools()).tools, session.call_tool)
 
 
-async def main():
-    if TRANSPORT == "stdio":
-        params = StdioServerParameters(command=COMMAND[0], args=COMMAND[1:], env=server_env(TRANSPORT, SCENARIO))
-        async with stdio_client(params) as (r, w):
-            async with ClientSession(r, w) as session:
-                await session.initialize()
-                await play(session)
-        return
+async def over_stdio(command, args, env):
+    async with stdio_client(StdioServerParameters(command=command, args=args, env=env)) as (r, w):
+        async with ClientSession(r, w) as session:
+            await play(session)
+
+
+async def over_http(url):
     from mcp.client.streamable_http import streamable_http_client
-    with http_server(TRANSPORT, SCENARIO) as url:
-        # mcp 1.x yields (read, write, get_session_id), mcp 2.x (read, write)
-        async with streamable_http_client(url) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
-                await session.initialize()
-                await play(session)
+
+    # mcp 1.x yields (read, write, get_session_id), mcp 2.x (read, write)
+    async with streamable_http_client(url) as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await play(session)
 
 
-asyncio.run(main())
-trace.get_tracer_provider().shutdown()
+lab.run(over_stdio, over_http)

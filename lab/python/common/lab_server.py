@@ -1,6 +1,5 @@
 """The lab's MCP server (server.py) as a host starts it: its environment, and over Streamable
-HTTP a running process on a free loopback port. Shared by the scripted host (host.py) and a
-profile's own host (pydantic-ai-mcp's agent_host.py)."""
+HTTP a running process on a free loopback port. Used by every host through agent_support.py."""
 import contextlib
 import os
 import signal

@@ -19,8 +19,8 @@ EARLY = getattr(lab_profile, "SETUP_BEFORE_MCP_IMPORT", False)
 if EARLY:
     lab_profile.setup("server")
 
-from mcp.types import ToolAnnotations  # noqa: E402
-from pydantic import BaseModel  # noqa: E402
+from warehouse import (ADJUST_DESCRIPTION, ORDERS_DESCRIPTION, READ, STOCK_DESCRIPTION, SUPPLIER_DESCRIPTION,  # noqa: E402
+                       Adjusted, Orders, Stock, Supplier, adjust_annotations, adjusted, pending_orders, stock_of, supplier_of)
 
 if not EARLY:
     lab_profile.setup("server")
@@ -40,66 +40,34 @@ except ImportError:
     mcp = FastMCP("warehouse-inventory", host="127.0.0.1", port=port or 8000, log_level="WARNING")
     V2 = False
 
-STOCK = {"SKU-1001": {"sku": "SKU-1001", "on_hand": 42, "reserved": 5, "bin": "A-03-2"}}
-SUPPLIERS = {"SKU-1001": {"sku": "SKU-1001", "supplier": "Northwind Fasteners", "lead_time_days": 6}}
-READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-
-
-class Stock(BaseModel):
-    sku: str
-    on_hand: int
-    reserved: int
-    bin: str
-
-
-class Supplier(BaseModel):
-    sku: str
-    supplier: str
-    lead_time_days: int
-
-
-class Adjusted(BaseModel):
-    sku: str
-    on_hand: int
-
-
-class Orders(BaseModel):
-    sku: str
-    orders: list[str]
-
-
 if variant != "text":
-    @mcp.tool(description="Units on hand and reserved for one SKU, with its bin location.", annotations=READ)
+    @mcp.tool(description=STOCK_DESCRIPTION, annotations=READ)
     @tool
     def get_stock_level(sku: str) -> Stock:
-        return Stock(**STOCK.get(sku, {"sku": sku, "on_hand": 0, "reserved": 0, "bin": "-"}))
+        return Stock(**stock_of(sku))
 else:
-    @mcp.tool(description="Units on hand and reserved for one SKU, with its bin location.", annotations=READ, structured_output=False)
+    @mcp.tool(description=STOCK_DESCRIPTION, annotations=READ, structured_output=False)
     @tool
     def get_stock_level(sku: str) -> str:
-        return json.dumps(STOCK.get(sku, {"sku": sku, "on_hand": 0, "reserved": 0, "bin": "-"}))
+        return json.dumps(stock_of(sku))
 
 
-@mcp.tool(description="The supplier and lead time for one SKU.", annotations=READ)
+@mcp.tool(description=SUPPLIER_DESCRIPTION, annotations=READ)
 @tool
 def lookup_supplier(sku: str) -> Supplier:
-    if sku not in SUPPLIERS:
-        raise ValueError(f"Unknown SKU {sku}: no supplier on file")
-    return Supplier(**SUPPLIERS[sku])
+    return supplier_of(sku, ValueError)
 
 
-@mcp.tool(description="Books a stock correction (write-off or found units) for one SKU. Needs a human confirmation.",
-          # variant `agree`: not destructive, so the annotations imply requires_approval like the policy
-          annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=variant != "agree", idempotentHint=False, openWorldHint=False))
+@mcp.tool(description=ADJUST_DESCRIPTION, annotations=adjust_annotations(variant))
 @tool
 def adjust_stock(sku: str, delta: int, reason: str) -> Adjusted:
-    return Adjusted(sku=sku, on_hand=STOCK.get(sku, {}).get("on_hand", 0) + delta)
+    return adjusted(sku, delta)
 
 
-@mcp.tool(description="Open customer orders waiting for one SKU.", annotations=READ)
+@mcp.tool(description=ORDERS_DESCRIPTION, annotations=READ)
 @tool
 def list_pending_orders(sku: str) -> Orders:
-    return Orders(sku=sku, orders=["PO-7731", "PO-7740"])
+    return pending_orders(sku)
 
 
 if __name__ == "__main__":

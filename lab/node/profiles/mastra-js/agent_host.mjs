@@ -13,15 +13,8 @@
 // `tool-call-approval` chunk, and the host resumes the run with `agent.approveToolCall({ runId,
 // toolCallId })`; resuming needs the run's snapshot, so the Mastra instance has a storage: core's
 // own `InMemoryStore` (nothing written to disk). The MCP session (initialize, tools/list) is opened outside the agent run.
-import path from "node:path";
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
-import { SCENARIOS, AGENT } from "./scenarios.mjs";
+import { AGENT, MODEL, PROMPT, TURNS, APPROVED, transportKind, serverCommand, hex, startHttpServer, stopServer } from "./agent_support.mjs";
 
-const name = process.env.LAB_SCENARIO;
-const scenario = SCENARIOS[name];
-if (!scenario) throw new Error(`unknown LAB_SCENARIO ${name}; one of ${Object.keys(SCENARIOS).join(", ")}`);
 // Mastra's MCP client injects no trace context at all, so W8 (propagation off) needs no switch here.
 const { setup } = await import("./instrument.mjs");
 const lab = await setup("client");
@@ -31,35 +24,13 @@ const { Agent } = await import("@mastra/core/agent");
 const { InMemoryStore } = await import("@mastra/core/storage");
 const { MCPClient } = await import("@mastra/mcp");
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const transportKind = process.env.LAB_TRANSPORT || "stdio";
-const serverEnv = {
-  PATH: process.env.PATH,
-  LAB_SINK: process.env.LAB_SINK,
-  LAB_EXPORT: process.env.LAB_EXPORT || "json",
-  LAB_TRANSPORT: transportKind,
-  LAB_SERVER_VARIANT: scenario.server || "structured",
-};
-const TURNS = scenario.turns;
-const APPROVED = new Set(TURNS.flatMap((t) => t.calls.filter((c) => c.approve).map((c) => c.tool)));
-const hex = (n) => randomBytes(n).toString("hex");
-
-let serverProc;
+let server;
 let serverDef;
 if (transportKind === "stdio") {
-  serverDef = { command: process.execPath, args: [path.join(here, "server.mjs")], env: serverEnv };
+  serverDef = serverCommand;
 } else {
-  serverProc = spawn(process.execPath, [path.join(here, "server.mjs")], { env: serverEnv, stdio: ["ignore", "pipe", "inherit"] });
-  const port = await new Promise((resolve, reject) => {
-    let buf = "";
-    serverProc.stdout.on("data", (d) => {
-      buf += d;
-      const m = buf.match(/LISTENING (\d+)/);
-      if (m) resolve(m[1]);
-    });
-    serverProc.on("exit", (c) => reject(new Error(`server exited ${c} before listening`)));
-  });
-  serverDef = { url: new URL(`http://127.0.0.1:${port}/mcp`) };
+  server = await startHttpServer();
+  serverDef = { url: new URL(server.url) };
 }
 
 const mcp = new MCPClient({ id: "warehouse-agent-host", servers: { warehouse: serverDef } });
@@ -95,13 +66,13 @@ const convertArrayToReadableStream = (parts) =>
 let tokensIn = 300;
 const model = new ScriptedModelV2({
   provider: "scripted",
-  modelId: "scripted-agent-model-1",
+  modelId: MODEL,
   doStream: async () => {
     const turn = modelCalls++;
     const calls = turn < TURNS.length ? TURNS[turn].calls : [];
     const parts = [
       { type: "stream-start", warnings: [] },
-      { type: "response-metadata", id: `resp_${hex(6)}`, modelId: "scripted-agent-model-1", timestamp: new Date() },
+      { type: "response-metadata", id: `resp_${hex(6)}`, modelId: MODEL, timestamp: new Date() },
     ];
     if (calls.length) {
       calls.forEach((c, i) => parts.push({ type: "tool-call", toolCallId: `call_${turn}_${i}`, toolName: c.tool, input: JSON.stringify(c.args) }));
@@ -141,7 +112,7 @@ async function drain(stream) {
   return pending;
 }
 
-let stream = await theAgent.stream("Check stock for SKU-1001 and act on it.", options);
+let stream = await theAgent.stream(PROMPT, options);
 let pending = await drain(stream);
 while (pending.length) {
   // the end user approves every pending call (the scenario marks which tools need it)
@@ -151,9 +122,6 @@ while (pending.length) {
 }
 
 await mcp.disconnect();
-if (serverProc) {
-  serverProc.kill("SIGTERM");
-  await new Promise((r) => serverProc.on("exit", r));
-}
+await stopServer({ proc: server?.proc });
 await mastra.shutdown?.();
 await lab.exporter.shutdown();

@@ -11,16 +11,9 @@
 // `needsApproval: true`, the run stops with a `tool-approval-request`, and the host resumes the
 // conversation with a `tool-approval-response` (approved) in a second `generate` call.
 // The MCP session (initialize, tools/list) is opened outside the agent run, as real hosts do.
-import path from "node:path";
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
-import { SCENARIOS, AGENT } from "./scenarios.mjs";
+import { AGENT, MODEL, PROMPT, TURNS, APPROVED, transportKind, serverCommand, hex, switchPropagation, startHttpServer, stopServer } from "./agent_support.mjs";
 
-const name = process.env.LAB_SCENARIO;
-const scenario = SCENARIOS[name];
-if (!scenario) throw new Error(`unknown LAB_SCENARIO ${name}; one of ${Object.keys(SCENARIOS).join(", ")}`);
-if (scenario.propagation === "off") process.env.LAB_PROPAGATION = "off";
+switchPropagation();
 const { setup } = await import("./instrument.mjs");
 const lab = await setup("client");
 
@@ -29,36 +22,13 @@ const { MockLanguageModelV3 } = await import("ai/test");
 const { createMCPClient } = await import("@ai-sdk/mcp");
 const { Experimental_StdioMCPTransport } = await import("@ai-sdk/mcp/mcp-stdio");
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const transportKind = process.env.LAB_TRANSPORT || "stdio";
-const serverEnv = {
-  PATH: process.env.PATH,
-  LAB_SINK: process.env.LAB_SINK,
-  LAB_EXPORT: process.env.LAB_EXPORT || "json",
-  LAB_TRANSPORT: transportKind,
-  LAB_SERVER_VARIANT: scenario.server || "structured",
-};
-const TURNS = scenario.turns;
-const APPROVED = new Set(TURNS.flatMap((t) => t.calls.filter((c) => c.approve).map((c) => c.tool)));
-const hex = (n) => randomBytes(n).toString("hex");
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-let serverProc;
+let server;
 let transport;
 if (transportKind === "stdio") {
-  transport = new Experimental_StdioMCPTransport({ command: process.execPath, args: [path.join(here, "server.mjs")], env: serverEnv, stderr: "inherit" });
+  transport = new Experimental_StdioMCPTransport({ ...serverCommand, stderr: "inherit" });
 } else {
-  serverProc = spawn(process.execPath, [path.join(here, "server.mjs")], { env: serverEnv, stdio: ["ignore", "pipe", "inherit"] });
-  const port = await new Promise((resolve, reject) => {
-    let buf = "";
-    serverProc.stdout.on("data", (d) => {
-      buf += d;
-      const m = buf.match(/LISTENING (\d+)/);
-      if (m) resolve(m[1]);
-    });
-    serverProc.on("exit", (c) => reject(new Error(`server exited ${c} before listening`)));
-  });
-  transport = { type: "http", url: `http://127.0.0.1:${port}/mcp` };
+  server = await startHttpServer();
+  transport = { type: "http", url: server.url };
 }
 
 const mcp = await createMCPClient({ transport, name: "warehouse-agent-host" });
@@ -71,7 +41,7 @@ const turnOf = (messages) => messages.filter((m) => m.role === "assistant").leng
 let tokensIn = 300;
 const model = new MockLanguageModelV3({
   provider: "scripted",
-  modelId: "scripted-agent-model-1",
+  modelId: MODEL,
   doGenerate: async ({ prompt }) => {
     const turn = turnOf(prompt);
     const calls = turn < TURNS.length ? TURNS[turn].calls : [];
@@ -84,7 +54,7 @@ const model = new MockLanguageModelV3({
         inputTokens: { total: (tokensIn += 120), noCache: tokensIn, cacheRead: 0, cacheWrite: 0 },
         outputTokens: { total: 40, text: 40, reasoning: 0 },
       },
-      response: { id: `resp_${hex(6)}`, modelId: "scripted-agent-model-1", timestamp: new Date() },
+      response: { id: `resp_${hex(6)}`, modelId: MODEL, timestamp: new Date() },
       warnings: [],
     };
   },
@@ -100,7 +70,7 @@ const agent = new ToolLoopAgent({
   experimental_telemetry: { isEnabled: true, recordInputs: true, recordOutputs: true, functionId: AGENT },
 });
 
-let messages = [{ role: "user", content: "Check stock for SKU-1001 and act on it." }];
+let messages = [{ role: "user", content: PROMPT }];
 let result = await agent.generate({ messages });
 for (;;) {
   const requests = result.content.filter((p) => p.type === "tool-approval-request");
@@ -112,19 +82,6 @@ for (;;) {
 
 const stdioPid = transportKind === "stdio" ? transport.process?.pid : undefined;
 await mcp.close();
-if (stdioPid) {
-  // closing the transport aborts the child (SIGTERM); the server flushes its spans and exits
-  for (let i = 0; i < 100; i++) {
-    try {
-      process.kill(stdioPid, 0);
-    } catch {
-      break;
-    }
-    await sleep(100);
-  }
-}
-if (serverProc) {
-  serverProc.kill("SIGTERM");
-  await new Promise((r) => serverProc.on("exit", r));
-}
+// closing the transport aborts the child (SIGTERM); the server flushes its spans and exits
+await stopServer({ pid: stdioPid, proc: server?.proc });
 await lab.shutdown();

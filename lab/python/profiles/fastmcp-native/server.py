@@ -15,68 +15,36 @@ lab_profile.setup("server")
 
 from fastmcp import FastMCP  # noqa: E402
 from fastmcp.exceptions import ToolError  # noqa: E402
-from mcp.types import ToolAnnotations  # noqa: E402
-from pydantic import BaseModel  # noqa: E402
+from warehouse import (ADJUST_DESCRIPTION, ORDERS_DESCRIPTION, READ, STOCK_DESCRIPTION, SUPPLIER_DESCRIPTION,  # noqa: E402
+                       Adjusted, Orders, Stock, Supplier, adjust_annotations, adjusted, pending_orders, stock_of, supplier_of)
 
 variant = os.environ.get("LAB_SERVER_VARIANT", "structured")
 port = int(os.environ.get("LAB_PORT", "0") or 0)
 mcp = FastMCP("warehouse-inventory")
 
-STOCK = {"SKU-1001": {"sku": "SKU-1001", "on_hand": 42, "reserved": 5, "bin": "A-03-2"}}
-SUPPLIERS = {"SKU-1001": {"sku": "SKU-1001", "supplier": "Northwind Fasteners", "lead_time_days": 6}}
-READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-
-
-class Stock(BaseModel):
-    sku: str
-    on_hand: int
-    reserved: int
-    bin: str
-
-
-class Supplier(BaseModel):
-    sku: str
-    supplier: str
-    lead_time_days: int
-
-
-class Adjusted(BaseModel):
-    sku: str
-    on_hand: int
-
-
-class Orders(BaseModel):
-    sku: str
-    orders: list[str]
-
-
 if variant != "text":
-    @mcp.tool(description="Units on hand and reserved for one SKU, with its bin location.", annotations=READ)
+    @mcp.tool(description=STOCK_DESCRIPTION, annotations=READ)
     def get_stock_level(sku: str) -> Stock:
-        return Stock(**STOCK.get(sku, {"sku": sku, "on_hand": 0, "reserved": 0, "bin": "-"}))
+        return Stock(**stock_of(sku))
 else:
-    @mcp.tool(description="Units on hand and reserved for one SKU, with its bin location.", annotations=READ, output_schema=None)
+    @mcp.tool(description=STOCK_DESCRIPTION, annotations=READ, output_schema=None)
     def get_stock_level(sku: str) -> str:
-        return json.dumps(STOCK.get(sku, {"sku": sku, "on_hand": 0, "reserved": 0, "bin": "-"}))
+        return json.dumps(stock_of(sku))
 
 
-@mcp.tool(description="The supplier and lead time for one SKU.", annotations=READ)
+@mcp.tool(description=SUPPLIER_DESCRIPTION, annotations=READ)
 def lookup_supplier(sku: str) -> Supplier:
-    if sku not in SUPPLIERS:
-        raise ToolError(f"Unknown SKU {sku}: no supplier on file")
-    return Supplier(**SUPPLIERS[sku])
+    return supplier_of(sku, ToolError)
 
 
-@mcp.tool(description="Books a stock correction (write-off or found units) for one SKU. Needs a human confirmation.",
-          # variant `agree`: not destructive, so the annotations imply requires_approval like the policy
-          annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=variant != "agree", idempotentHint=False, openWorldHint=False))
+@mcp.tool(description=ADJUST_DESCRIPTION, annotations=adjust_annotations(variant))
 def adjust_stock(sku: str, delta: int, reason: str) -> Adjusted:
-    return Adjusted(sku=sku, on_hand=STOCK.get(sku, {}).get("on_hand", 0) + delta)
+    return adjusted(sku, delta)
 
 
-@mcp.tool(description="Open customer orders waiting for one SKU.", annotations=READ)
+@mcp.tool(description=ORDERS_DESCRIPTION, annotations=READ)
 def list_pending_orders(sku: str) -> Orders:
-    return Orders(sku=sku, orders=["PO-7731", "PO-7740"])
+    return pending_orders(sku)
 
 
 if __name__ == "__main__":

@@ -10,24 +10,15 @@ toolset's `require_confirmation` callable answers true for the scenario's approv
 pauses the run with an `adk_request_confirmation` function call, and the host (the end user)
 answers it with a `FunctionResponse` carrying `{"confirmed": true}`, upon which ADK runs the
 call. Content capture: `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`."""
-import asyncio
-import json
 import os
 
-from lab_server import COMMAND, http_server, server_env
+from agent_support import AGENT, MODEL, PROMPT, TURNS, run, setup_profile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DOC = json.load(open(os.path.join(HERE, "scenarios.json")))
-SCENARIO = DOC["scenarios"][os.environ["LAB_SCENARIO"]]
-if SCENARIO.get("propagation") == "off":
-    os.environ["OTEL_PROPAGATORS"] = "none"
 # the OTel GenAI content knob ADK reads (its v2 schema records tool arguments and results on the
 # execute_tool span, messages and tool definitions on the inference span, only with it)
 os.environ.setdefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
 
-import lab_profile  # noqa: E402
-
-lab_profile.setup("client")
+setup_profile()
 
 from typing import AsyncGenerator  # noqa: E402
 
@@ -39,11 +30,7 @@ from google.adk.runners import InMemoryRunner  # noqa: E402
 from google.adk.tools.mcp_tool import McpToolset, StdioConnectionParams, StreamableHTTPConnectionParams  # noqa: E402
 from google.genai import types  # noqa: E402
 from mcp import StdioServerParameters  # noqa: E402
-from opentelemetry import trace  # noqa: E402
 
-TRANSPORT = os.environ.get("LAB_TRANSPORT", "stdio")
-TURNS = SCENARIO["turns"]
-MODEL = "scripted-agent-model-1"
 CONFIRM = "adk_request_confirmation"
 # call id -> tool name of every call the model makes, and the ids of the approved ones
 CALLS = {f"call_{t}_{i}": c["tool"] for t, turn in enumerate(TURNS) for i, c in enumerate(turn["calls"])}
@@ -76,11 +63,11 @@ def needs_approval(tool_context, **_args):
 
 async def play(params):
     toolset = McpToolset(connection_params=params, tool_filter=allowed, require_confirmation=needs_approval)
-    agent = LlmAgent(name=DOC["agent"].replace("-", "_"), description="Warehouse inventory assistant (lab).",
+    agent = LlmAgent(name=AGENT.replace("-", "_"), description="Warehouse inventory assistant (lab).",
                      model=ScriptedModel(model=MODEL), tools=[toolset])
     runner = InMemoryRunner(agent=agent, app_name="lab")
     session = await runner.session_service.create_session(app_name="lab", user_id="lab-user")
-    message = types.Content(role="user", parts=[types.Part(text="Check stock for SKU-1001 and act on it.")])
+    message = types.Content(role="user", parts=[types.Part(text=PROMPT)])
     try:
         while message is not None:
             pending = []
@@ -95,14 +82,12 @@ async def play(params):
         await toolset.close()
 
 
-async def main():
-    if TRANSPORT == "stdio":
-        await play(StdioConnectionParams(server_params=StdioServerParameters(
-            command=COMMAND[0], args=COMMAND[1:], env=server_env(TRANSPORT, SCENARIO)), timeout=20))
-        return
-    with http_server(TRANSPORT, SCENARIO) as url:
-        await play(StreamableHTTPConnectionParams(url=url, timeout=20))
+async def over_stdio(command, args, env):
+    await play(StdioConnectionParams(server_params=StdioServerParameters(command=command, args=args, env=env), timeout=20))
 
 
-asyncio.run(main())
-trace.get_tracer_provider().shutdown()
+async def over_http(url):
+    await play(StreamableHTTPConnectionParams(url=url, timeout=20))
+
+
+run(over_stdio, over_http)

@@ -14,22 +14,11 @@ scenario approves, with an `InMemorySaver` checkpointer; the run stops with an i
 host resumes the thread with `Command(resume={"decisions": [{"type": "approve"}]})`. A tool error
 (isError) comes back to the model as a ToolMessage with status error (the adapters'
 `handle_tool_errors=True` default)."""
-import asyncio
-import json
-import os
 from typing import Any
 
-from lab_server import COMMAND, http_server, server_env
+from agent_support import AGENT, APPROVED, MODEL, PROMPT, TURNS, run, setup_profile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DOC = json.load(open(os.path.join(HERE, "scenarios.json")))
-SCENARIO = DOC["scenarios"][os.environ["LAB_SCENARIO"]]
-if SCENARIO.get("propagation") == "off":
-    os.environ["OTEL_PROPAGATORS"] = "none"
-
-import lab_profile  # noqa: E402
-
-lab_profile.setup("client")
+setup_profile()
 
 from langchain.agents import create_agent  # noqa: E402
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware  # noqa: E402
@@ -40,12 +29,6 @@ from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa
 from langchain_mcp_adapters.client import MultiServerMCPClient  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.types import Command  # noqa: E402
-from opentelemetry import trace  # noqa: E402
-
-TRANSPORT = os.environ.get("LAB_TRANSPORT", "stdio")
-TURNS = SCENARIO["turns"]
-APPROVED = {c["tool"] for t in TURNS for c in t["calls"] if c.get("approve")}
-MODEL = "scripted-agent-model-1"
 
 
 def turn_of(messages):
@@ -97,22 +80,21 @@ async def play(connection):
     middleware = [ShowTurnTools()]
     if APPROVED:
         middleware.append(HumanInTheLoopMiddleware(interrupt_on={name: True for name in APPROVED}))
-    agent = create_agent(ScriptedChatModel(), tools=tools, middleware=middleware, checkpointer=InMemorySaver(), name=DOC["agent"])
+    agent = create_agent(ScriptedChatModel(), tools=tools, middleware=middleware, checkpointer=InMemorySaver(), name=AGENT)
     config = {"configurable": {"thread_id": "lab-thread-1"}}
-    result = await agent.ainvoke({"messages": [{"role": "user", "content": "Check stock for SKU-1001 and act on it."}]}, config)
+    result = await agent.ainvoke({"messages": [{"role": "user", "content": PROMPT}]}, config)
     while result.get("__interrupt__"):
         # the end user approves every pending call (the scenario marks which calls need it)
         decisions = [{"type": "approve"} for i in result["__interrupt__"] for _ in i.value["action_requests"]]
         result = await agent.ainvoke(Command(resume={"decisions": decisions}), config)
 
 
-async def main():
-    if TRANSPORT == "stdio":
-        await play({"transport": "stdio", "command": COMMAND[0], "args": COMMAND[1:], "env": server_env(TRANSPORT, SCENARIO)})
-        return
-    with http_server(TRANSPORT, SCENARIO) as url:
-        await play({"transport": "streamable_http", "url": url})
+async def over_stdio(command, args, env):
+    await play({"transport": "stdio", "command": command, "args": args, "env": env})
 
 
-asyncio.run(main())
-trace.get_tracer_provider().shutdown()
+async def over_http(url):
+    await play({"transport": "streamable_http", "url": url})
+
+
+run(over_stdio, over_http)

@@ -23,24 +23,14 @@ result with `isError: true` is passed to the model as the tool's output text (th
 does not raise for it), so W5's three identical failing calls play without any retry setting.
 `use_structured_content` stays at its default (False: the model gets the content blocks, which
 FastMCP fills with the same JSON as structuredContent)."""
-import asyncio
 import json
-import os
 import secrets
 import sys
 import time
 
-from lab_server import COMMAND, http_server, server_env
+from agent_support import AGENT, APPROVED, MODEL, PROMPT, TURNS, run, setup_profile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DOC = json.load(open(os.path.join(HERE, "scenarios.json")))
-SCENARIO = DOC["scenarios"][os.environ["LAB_SCENARIO"]]
-if SCENARIO.get("propagation") == "off":
-    os.environ["OTEL_PROPAGATORS"] = "none"
-
-import lab_profile  # noqa: E402
-
-lab_profile.setup("client")
+setup_profile()
 
 from agents import Agent, Runner  # noqa: E402
 from agents.exceptions import ModelBehaviorError  # noqa: E402
@@ -51,12 +41,7 @@ from agents.models.openai_responses import Converter  # noqa: E402
 from agents.tracing import response_span  # noqa: E402
 from agents.usage import Usage  # noqa: E402
 from openai.types.responses import Response, ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
-from opentelemetry import trace  # noqa: E402
 
-TRANSPORT = os.environ.get("LAB_TRANSPORT", "stdio")
-MODEL = "scripted-agent-model-1"
-TURNS = SCENARIO["turns"]
-APPROVED = sorted({c["tool"] for t in TURNS for c in t["calls"] if c.get("approve")})
 ALLOW = TURNS[0]["allow"]
 assert all(t["allow"] == ALLOW for t in TURNS), "one allow-list per scenario (a static tool filter)"
 
@@ -104,9 +89,9 @@ class ScenarioModel(Model):
 
 
 async def play(server):
-    agent = Agent(name=DOC["agent"], instructions="You manage warehouse stock. Use the tools.", model=ScenarioModel(), mcp_servers=[server])
+    agent = Agent(name=AGENT, instructions="You manage warehouse stock. Use the tools.", model=ScenarioModel(), mcp_servers=[server])
     try:
-        result = await Runner.run(agent, "Check stock for SKU-1001 and act on it.")
+        result = await Runner.run(agent, PROMPT)
     except ModelBehaviorError as e:
         # W7: the model called a tool it was not shown; the SDK ends the run with this error
         # ("Tool ... not found in agent ...") and executes nothing. The host carries on.
@@ -122,19 +107,17 @@ async def play(server):
 
 def server_options():
     return {"name": "warehouse-inventory", "tool_filter": create_static_tool_filter(allowed_tool_names=ALLOW),
-            "require_approval": {t: "always" for t in APPROVED} or None}
+            "require_approval": {t: "always" for t in sorted(APPROVED)} or None}
 
 
-async def main():
-    if TRANSPORT == "stdio":
-        params = {"command": COMMAND[0], "args": COMMAND[1:], "env": server_env(TRANSPORT, SCENARIO)}
-        async with MCPServerStdio(params, **server_options()) as server:
-            await play(server)
-        return
-    with http_server(TRANSPORT, SCENARIO) as url:
-        async with MCPServerStreamableHttp({"url": url}, **server_options()) as server:
-            await play(server)
+async def over_stdio(command, args, env):
+    async with MCPServerStdio({"command": command, "args": args, "env": env}, **server_options()) as server:
+        await play(server)
 
 
-asyncio.run(main())
-trace.get_tracer_provider().shutdown()
+async def over_http(url):
+    async with MCPServerStreamableHttp({"url": url}, **server_options()) as server:
+        await play(server)
+
+
+run(over_stdio, over_http)

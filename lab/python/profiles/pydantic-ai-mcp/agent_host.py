@@ -12,32 +12,15 @@ approving them. A tool error comes back to the model as a retry prompt (MCPTools
 `tool_error_behavior='retry'`); the tool retry budget is raised from 1 to 3 (`retries={'tools': 3}`)
 so that W5's three identical failing calls can be played (with 1 the run aborts at the second).
 Content capture is Pydantic AI's default (on)."""
-import asyncio
-import json
-import os
+from agent_support import AGENT, APPROVED, MODEL, PROMPT, TURNS, run, setup_profile
 
-from lab_server import COMMAND, http_server, server_env
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-DOC = json.load(open(os.path.join(HERE, "scenarios.json")))
-SCENARIO = DOC["scenarios"][os.environ["LAB_SCENARIO"]]
-if SCENARIO.get("propagation") == "off":
-    os.environ["OTEL_PROPAGATORS"] = "none"
-
-import lab_profile  # noqa: E402
-
-lab_profile.setup("client")
+setup_profile()
 
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport  # noqa: E402
-from opentelemetry import trace  # noqa: E402
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults  # noqa: E402
 from pydantic_ai.mcp import MCPToolset  # noqa: E402
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart  # noqa: E402
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
-
-TRANSPORT = os.environ.get("LAB_TRANSPORT", "stdio")
-TURNS = SCENARIO["turns"]
-APPROVED = {c["tool"] for t in TURNS for c in t["calls"] if c.get("approve")}
 
 
 def turn_of(messages):
@@ -59,23 +42,22 @@ def allowed(ctx, tool_def):
 
 async def play(transport):
     toolset = MCPToolset(transport).filtered(allowed).approval_required(lambda ctx, tool_def, args: tool_def.name in APPROVED)
-    agent = Agent(FunctionModel(scripted_model, model_name="scripted-agent-model-1"), name=DOC["agent"], toolsets=[toolset],
+    agent = Agent(FunctionModel(scripted_model, model_name=MODEL), name=AGENT, toolsets=[toolset],
                   output_type=[str, DeferredToolRequests], retries={"tools": 3})
     async with agent:
-        result = await agent.run("Check stock for SKU-1001 and act on it.")
+        result = await agent.run(PROMPT)
         while isinstance(result.output, DeferredToolRequests):
             # the end user approves every pending call (the scenario marks which calls need it)
             approvals = {c.tool_call_id: True for c in result.output.approvals}
             result = await agent.run(message_history=result.all_messages(), deferred_tool_results=DeferredToolResults(approvals=approvals))
 
 
-async def main():
-    if TRANSPORT == "stdio":
-        await play(StdioTransport(COMMAND[0], COMMAND[1:], env=server_env(TRANSPORT, SCENARIO), keep_alive=False))
-        return
-    with http_server(TRANSPORT, SCENARIO) as url:
-        await play(StreamableHttpTransport(url))
+async def over_stdio(command, args, env):
+    await play(StdioTransport(command, args, env=env, keep_alive=False))
 
 
-asyncio.run(main())
-trace.get_tracer_provider().shutdown()
+async def over_http(url):
+    await play(StreamableHttpTransport(url))
+
+
+run(over_stdio, over_http)

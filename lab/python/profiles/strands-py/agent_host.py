@@ -10,21 +10,11 @@ An approved write goes through Strands' interrupts: a hook on BeforeToolCallEven
 stop_reason `interrupt`, and the host resumes it with an `interruptResponse` approving each one.
 A tool error (isError) comes back to the model as a tool result with status error; the scripted
 model goes on with the next turn."""
-import asyncio
 import json
-import os
 
-from lab_server import COMMAND, http_server, server_env
+from agent_support import AGENT, APPROVED, MODEL, PROMPT, TURNS, serve_sync, setup_profile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DOC = json.load(open(os.path.join(HERE, "scenarios.json")))
-SCENARIO = DOC["scenarios"][os.environ["LAB_SCENARIO"]]
-if SCENARIO.get("propagation") == "off":
-    os.environ["OTEL_PROPAGATORS"] = "none"
-
-import lab_profile  # noqa: E402
-
-telemetry = lab_profile.setup("client")
+telemetry = setup_profile()
 
 from mcp import StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
@@ -33,18 +23,14 @@ from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry  # noq
 from strands.models import Model  # noqa: E402
 from strands.tools.mcp import MCPClient  # noqa: E402
 
-TRANSPORT = os.environ.get("LAB_TRANSPORT", "stdio")
-TURNS = SCENARIO["turns"]
-APPROVED = {c["tool"] for t in TURNS for c in t["calls"] if c.get("approve")}
 ALLOW = sorted({n for t in TURNS for n in t["allow"]})
-MODEL_ID = "scripted-agent-model-1"
 
 
 class ScriptedModel(Model):
     """Plays the scenario: the n-th model call answers with turn n's tool calls, then with text."""
 
     def __init__(self):
-        self.config = {"model_id": MODEL_ID}
+        self.config = {"model_id": MODEL}
 
     def update_config(self, **model_config):
         self.config.update(model_config)
@@ -87,24 +73,26 @@ class WriteApproval(HookProvider):
 
 
 def play(client):
-    agent = Agent(model=ScriptedModel(), name=DOC["agent"], tools=client.list_tools_sync(), hooks=[WriteApproval()], callback_handler=None)
-    result = agent("Check stock for SKU-1001 and act on it.")
+    agent = Agent(model=ScriptedModel(), name=AGENT, tools=client.list_tools_sync(), hooks=[WriteApproval()], callback_handler=None)
+    result = agent(PROMPT)
     while result.stop_reason == "interrupt":
         # the end user approves every pending call (the scenario marks which calls need it)
         result = agent([{"interruptResponse": {"interruptId": i.id, "response": "approve"}} for i in result.interrupts])
 
 
-def main():
-    filters = {"allowed": ALLOW}
-    if TRANSPORT == "stdio":
-        params = StdioServerParameters(command=COMMAND[0], args=COMMAND[1:], env=server_env(TRANSPORT, SCENARIO))
-        with MCPClient(lambda: stdio_client(params), tool_filters=filters) as client:
-            play(client)
-        return
-    with http_server(TRANSPORT, SCENARIO) as url:
-        with MCPClient(url=url, tool_filters=filters) as client:
-            play(client)
+FILTERS = {"allowed": ALLOW}
 
 
-main()
+def over_stdio(command, args, env):
+    params = StdioServerParameters(command=command, args=args, env=env)
+    with MCPClient(lambda: stdio_client(params), tool_filters=FILTERS) as client:
+        play(client)
+
+
+def over_http(url):
+    with MCPClient(url=url, tool_filters=FILTERS) as client:
+        play(client)
+
+
+serve_sync(over_stdio, over_http)
 telemetry.tracer_provider.shutdown()
