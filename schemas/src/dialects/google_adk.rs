@@ -20,7 +20,7 @@
 //!   .function_declarations`. Its `generate_content` child is the same call seen from the model
 //!   client; the rules count a model call nested in another once.
 
-use super::{Condition, ContentRole, ContentSource, Detect, Dialect, Mapping, Source, Transform};
+use super::{ContentRole, ContentSource, Detect, Dialect, Mapping, Source, Transform};
 use crate::schema::col;
 
 /// The result ADK records for a tool call that waits for a person's confirmation (Python's
@@ -30,12 +30,12 @@ const CONFIRMATION_REQUESTED: &str =
 
 /// `result_type` `input_required` when `attr` holds the confirmation request.
 const fn confirmation_round(attr: &'static str) -> Mapping {
-    Mapping {
-        source: Source::Attr(attr),
-        target: col::RESULT_TYPE,
-        transform: Transform::Constant("input_required"),
-        when: Some(Condition::AttrEquals(attr, CONFIRMATION_REQUESTED)),
-    }
+    Mapping::when_equals(
+        attr,
+        CONFIRMATION_REQUESTED,
+        col::RESULT_TYPE,
+        Transform::Constant("input_required"),
+    )
 }
 
 pub(super) static GOOGLE_ADK: Dialect = Dialect {

@@ -15,21 +15,17 @@
 //! span in a run that is never ended (its agent span is not exported), so it is not joined to
 //! the resumed run that executes the call.
 
-use super::{Condition, ContentRole, ContentSource, Detect, Dialect, Mapping, Source, Transform};
+use super::{ContentRole, ContentSource, Detect, Dialect, Mapping, Transform};
 use crate::schema::col;
 
 /// `gen_ai.operation.name` `op` for spans whose `mastra.span.type` is `span_type`.
 const fn operation(span_type: &'static str, op: &'static str) -> Mapping {
-    Mapping {
-        source: Source::Attr("mastra.span.type"),
-        target: col::GEN_AI_OPERATION_NAME,
-        transform: Transform::Correct(op),
-        when: Some(Condition::AttrEquals("mastra.span.type", span_type)),
-    }
-}
-
-const fn content(attr: &'static str, role: ContentRole) -> ContentSource {
-    ContentSource { attr, role }
+    Mapping::when_equals(
+        "mastra.span.type",
+        span_type,
+        col::GEN_AI_OPERATION_NAME,
+        Transform::Correct(op),
+    )
 }
 
 pub(super) static MASTRA: Dialect = Dialect {
@@ -44,10 +40,10 @@ pub(super) static MASTRA: Dialect = Dialect {
         operation("agent_run", "invoke_agent"),
     ],
     content: &[
-        content("gen_ai.tool.input", ContentRole::ToolArguments),
-        content("gen_ai.tool.output", ContentRole::ToolResult),
-        content("input", ContentRole::Opaque),
-        content("output", ContentRole::Opaque),
+        ContentSource::new("gen_ai.tool.input", ContentRole::ToolArguments),
+        ContentSource::new("gen_ai.tool.output", ContentRole::ToolResult),
+        ContentSource::new("input", ContentRole::Opaque),
+        ContentSource::new("output", ContentRole::Opaque),
     ],
 };
 

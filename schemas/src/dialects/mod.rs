@@ -136,6 +136,29 @@ impl Mapping {
             when: None,
         }
     }
+
+    /// `transform` of the attribute `name` into `target`, only where `name` equals `value` (a
+    /// constant for one value of a vendor's own attribute, e.g. an operation or span type).
+    pub const fn when_equals(
+        name: &'static str,
+        value: &'static str,
+        target: &'static str,
+        transform: Transform,
+    ) -> Mapping {
+        Mapping {
+            source: Source::Attr(name),
+            target,
+            transform,
+            when: Some(Condition::AttrEquals(name, value)),
+        }
+    }
+}
+
+impl ContentSource {
+    /// The payload attribute `attr` (a trailing `*`: a prefix) in role `role`.
+    pub const fn new(attr: &'static str, role: ContentRole) -> ContentSource {
+        ContentSource { attr, role }
+    }
 }
 
 /// The role a content payload plays (declared with the content columns, which have one each).

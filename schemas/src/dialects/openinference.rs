@@ -82,12 +82,12 @@ pub(super) static OPENINFERENCE: Dialect = Dialect {
 
 /// `gen_ai.operation.name` `op` for spans of OpenInference span kind `kind`.
 const fn span_kind(kind: &'static str, op: &'static str) -> Mapping {
-    Mapping {
-        source: Source::Attr("openinference.span.kind"),
-        target: col::GEN_AI_OPERATION_NAME,
-        transform: Transform::Constant(op),
-        when: Some(Condition::AttrEquals("openinference.span.kind", kind)),
-    }
+    Mapping::when_equals(
+        "openinference.span.kind",
+        kind,
+        col::GEN_AI_OPERATION_NAME,
+        Transform::Constant(op),
+    )
 }
 
 #[cfg(test)]

@@ -28,12 +28,12 @@ use crate::schema::col;
 
 /// `mcp.operation.name` value -> MCP method.
 const fn operation(value: &'static str, method: &'static str) -> Mapping {
-    Mapping {
-        source: Source::Attr("mcp.operation.name"),
-        target: col::MCP_METHOD_NAME,
-        transform: Transform::Constant(method),
-        when: Some(Condition::AttrEquals("mcp.operation.name", value)),
-    }
+    Mapping::when_equals(
+        "mcp.operation.name",
+        value,
+        col::MCP_METHOD_NAME,
+        Transform::Constant(method),
+    )
 }
 
 /// What OpenLIT's Python instrumentation records for `call_tool` when FastMCP registers a

@@ -14,21 +14,17 @@
 //! Not read: tool approvals (`needsApproval`, AI SDK 6) leave no span of their own; the person's
 //! answer is only a `tool-approval-response` message inside the next run's `ai.prompt`.
 
-use super::{Condition, ContentRole, ContentSource, Detect, Dialect, Mapping, Source, Transform};
+use super::{ContentRole, ContentSource, Detect, Dialect, Mapping, Transform};
 use crate::schema::col;
 
 /// `gen_ai.operation.name` `op` for spans whose `ai.operationId` is `id`.
 const fn operation(id: &'static str, op: &'static str) -> Mapping {
-    Mapping {
-        source: Source::Attr("ai.operationId"),
-        target: col::GEN_AI_OPERATION_NAME,
-        transform: Transform::Constant(op),
-        when: Some(Condition::AttrEquals("ai.operationId", id)),
-    }
-}
-
-const fn content(attr: &'static str, role: ContentRole) -> ContentSource {
-    ContentSource { attr, role }
+    Mapping::when_equals(
+        "ai.operationId",
+        id,
+        col::GEN_AI_OPERATION_NAME,
+        Transform::Constant(op),
+    )
 }
 
 pub(super) static VERCEL_AI: Dialect = Dialect {
@@ -52,14 +48,14 @@ pub(super) static VERCEL_AI: Dialect = Dialect {
         Mapping::attr("ai.telemetry.functionId", col::GEN_AI_AGENT_NAME),
     ],
     content: &[
-        content("ai.toolCall.args", ContentRole::ToolArguments),
-        content("ai.toolCall.result", ContentRole::ToolResult),
-        content("ai.prompt.tools", ContentRole::ToolDefinitions),
-        content("ai.prompt", ContentRole::Opaque),
-        content("ai.prompt.messages", ContentRole::Opaque),
-        content("ai.response.text", ContentRole::Opaque),
-        content("ai.response.toolCalls", ContentRole::Opaque),
-        content("ai.response.object", ContentRole::Opaque),
+        ContentSource::new("ai.toolCall.args", ContentRole::ToolArguments),
+        ContentSource::new("ai.toolCall.result", ContentRole::ToolResult),
+        ContentSource::new("ai.prompt.tools", ContentRole::ToolDefinitions),
+        ContentSource::new("ai.prompt", ContentRole::Opaque),
+        ContentSource::new("ai.prompt.messages", ContentRole::Opaque),
+        ContentSource::new("ai.response.text", ContentRole::Opaque),
+        ContentSource::new("ai.response.toolCalls", ContentRole::Opaque),
+        ContentSource::new("ai.response.object", ContentRole::Opaque),
     ],
 };
 
