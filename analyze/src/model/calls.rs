@@ -162,6 +162,10 @@ pub fn absorb(call: &mut Call, s: &SpanRow) {
     // JSON-RPC error code) is how a library that records no result shows a tool error (mcpcat).
     // A JSON-RPC error is the other side of the split: the request failed as a protocol error,
     // so there is no result and no `isError: true` (an observed "not a tool error").
+    // A host's `execute_tool` that ended in ERROR with an exception class for `error.type` (as the
+    // GenAI conventions allow: AutoGen records `Exception` for an `isError` result it raised) is
+    // a failed call too, unless the class names a transport failure (a timeout, a lost
+    // connection), which is not the tool's answer.
     let failed = s
         .reports_tool_error()
         .or_else(|| {
@@ -169,6 +173,15 @@ pub fn absorb(call: &mut Call, s: &SpanRow) {
                 && s.status() == super::span::StatusCode::Error
                 && s.error_type.is_none()
                 && s.rpc_response_status_code.is_none())
+            .then_some(true)
+        })
+        .or_else(|| {
+            (s.is_execute_tool()
+                && s.status() == super::span::StatusCode::Error
+                && protocol_error.is_none()
+                && s.error_type
+                    .as_deref()
+                    .is_some_and(|e| !is_transport_error(e)))
             .then_some(true)
         })
         .or_else(|| protocol_error.map(|_| false));
@@ -182,11 +195,59 @@ pub fn absorb(call: &mut Call, s: &SpanRow) {
     }
 }
 
+/// An `error.type` that names a transport failure rather than the tool's answer.
+fn is_transport_error(error_type: &str) -> bool {
+    let e = error_type.to_ascii_lowercase();
+    [
+        "timeout",
+        "connect",
+        "network",
+        "unavailable",
+        "transport",
+        "cancel",
+    ]
+    .iter()
+    .any(|w| e.contains(w))
+}
+
 /// Observed `true` anywhere wins; otherwise an observed `false`; otherwise not observed.
 pub fn merge_true_wins(a: Option<bool>, b: Option<bool>) -> Option<bool> {
     match (a, b) {
         (Some(true), _) | (_, Some(true)) => Some(true),
         (Some(false), _) | (_, Some(false)) => Some(false),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::span::{SpanId, StatusCode, StatusField, TraceId};
+    use super::super::{Model, SpanRow};
+
+    /// A host `execute_tool` that ended in ERROR: failed when `error.type` is the exception class
+    /// of the tool's answer, unknown when it names a transport failure or is absent.
+    #[test]
+    fn an_execute_tool_error_with_an_exception_class_is_a_failed_call() {
+        let call = |error_type: Option<&str>| {
+            let span = SpanRow {
+                trace_id: TraceId([1; 16]),
+                span_id: SpanId([2; 8]),
+                operation_name: Some("execute_tool".into()),
+                tool_name: Some("lookup_supplier".into()),
+                status: StatusField(StatusCode::Error),
+                error_type: error_type.map(Into::into),
+                end_ns: 10,
+                ..SpanRow::default()
+            };
+            let model = Model::build(vec![span]);
+            let (_, c) = model.tool_calls().next().expect("one call");
+            c.is_error
+        };
+        assert_eq!(call(Some("Exception")), Some(true));
+        assert_eq!(call(Some("MCP_TOOL_ERROR")), Some(true));
+        assert_eq!(call(Some("tool_error")), Some(true));
+        assert_eq!(call(Some("httpx.ReadTimeout")), None);
+        assert_eq!(call(Some("ConnectionResetError")), None);
+        assert_eq!(call(None), None);
     }
 }

@@ -320,7 +320,10 @@ fn convert_unbounded(
                 let outcome = engine.apply(&view);
                 let mut derived = Derived {
                     result_is_error: outcome.result_is_error,
-                    result_type: outcome.result_type,
+                    result_type: outcome.result_type.or_else(|| {
+                        crate::derived::input_waits::waits_for_input(&span.events)
+                            .then_some("input_required")
+                    }),
                     ..Derived::default()
                 };
                 let split = content::split(&attrs, &facts, outcome.matched, engine, &mut derived);

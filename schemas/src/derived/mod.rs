@@ -12,6 +12,7 @@
 //! Payload JSON is parsed only for spans that carry a content attribute.
 
 pub mod digest;
+pub mod input_waits;
 mod python_repr;
 mod shapes;
 pub mod tool_defs;

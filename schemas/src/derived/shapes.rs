@@ -7,9 +7,15 @@ use super::{tool_defs, Derived};
 /// Reads a result-ish payload. Returns true when a tool result or a tool list was recognised.
 pub(super) fn observe_response(d: &mut Derived, v: &Value) -> bool {
     let mut v = v;
-    // Unwrap JSON-RPC envelopes and `{"result": {...}}` wrappers (at most twice).
+    // Unwrap JSON-RPC envelopes and `{"result": {...}}` wrappers (at most twice), and
+    // LlamaIndex's `ToolOutput`, whose `raw_output` is the tool's own return value (for an MCP
+    // tool the `CallToolResult`, dumped with the Python SDK's field names).
     for _ in 0..2 {
-        match v.as_object().and_then(|o| o.get("result")) {
+        let inner = v.as_object().and_then(|o| {
+            o.get("result")
+                .or_else(|| o.get("raw_output").filter(|r| r.get("content").is_some()))
+        });
+        match inner {
             Some(inner @ (Value::Object(_) | Value::Array(_))) => v = inner,
             _ => break,
         }
@@ -112,12 +118,23 @@ fn is_call_tool_result(o: &Map<String, Value>) -> bool {
         || o.get("resultType").is_some_and(|t| t == "input_required")
 }
 
+/// A `CallToolResult` field by its wire name, or by the Python SDK's attribute name
+/// (`structured_content`, `is_error`, `result_type`) when a library dumped the model without
+/// aliases (mcp 2 under LlamaIndex's `ToolOutput.raw_output`).
+fn field<'a>(o: &'a Map<String, Value>, wire: &str, python: &str) -> Option<&'a Value> {
+    o.get(wire).or_else(|| o.get(python))
+}
+
 fn observe_call_tool_result(d: &mut Derived, o: &Map<String, Value>) {
-    let structured = o.get("structuredContent").is_some_and(|s| !s.is_null());
+    let structured =
+        field(o, "structuredContent", "structured_content").is_some_and(|s| !s.is_null());
     d.result_has_structured_content.get_or_insert(structured);
-    let is_error = o.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    let is_error = field(o, "isError", "is_error")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     d.result_is_error.get_or_insert(is_error);
-    let input_required = o.get("resultType").is_some_and(|t| t == "input_required")
+    let input_required = field(o, "resultType", "result_type")
+        .is_some_and(|t| t == "input_required")
         || o.get("inputRequests").is_some_and(|r| !r.is_null());
     d.result_type.get_or_insert(if input_required {
         "input_required"
@@ -272,6 +289,33 @@ mod tests {
         );
         // a framework tool's plain-text message says nothing about structuredContent
         let plain = r#"{"type":"tool","data":{"content":"42","status":"success"}}"#;
+        assert_eq!(
+            observe(ContentRole::ToolResult, plain).result_has_structured_content,
+            None
+        );
+    }
+
+    /// LlamaIndex's `ToolOutput` of an MCP tool: `raw_output` is the `CallToolResult` as mcp 2's
+    /// pydantic dump writes it (Python field names, `structured_content` absent when none).
+    #[test]
+    fn a_llamaindex_tool_output_holds_the_call_tool_result() {
+        let text_only = r#"{"blocks":[{"block_type":"text","text":"meta=None content=[...]"}],"tool_name":"get_stock_level","raw_input":{"kwargs":{}},"raw_output":{"content":[{"type":"text","text":"{\"sku\": \"SKU-1\"}"}],"is_error":false},"is_error":false}"#;
+        let d = observe(ContentRole::ToolResult, text_only);
+        assert_eq!(d.result_has_structured_content, Some(false));
+        assert_eq!(d.result_is_error, Some(false));
+        assert_eq!(d.result_text_is_json_object, Some(true));
+        let error = r#"{"blocks":[],"raw_output":{"content":[{"type":"text","text":"Unknown SKU"}],"is_error":true},"is_error":false}"#;
+        assert_eq!(
+            observe(ContentRole::ToolResult, error).result_is_error,
+            Some(true)
+        );
+        let structured = r#"{"raw_output":{"content":[{"type":"text","text":"x"}],"structured_content":{"sku":"SKU-1"},"is_error":false}}"#;
+        assert_eq!(
+            observe(ContentRole::ToolResult, structured).result_has_structured_content,
+            Some(true)
+        );
+        // a ToolOutput of a plain function (raw_output is the function's value) is not a result
+        let plain = r#"{"blocks":[],"raw_output":{"sku":"SKU-1"},"is_error":false}"#;
         assert_eq!(
             observe(ContentRole::ToolResult, plain).result_has_structured_content,
             None
