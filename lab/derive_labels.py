@@ -384,6 +384,8 @@ def ai_sdk_approval(e, byid):
 
 
 def exec_tool(e):
+    if e["scope"] == "semantic_kernel.functions.kernel_function":  # Semantic Kernel: {plugin}-{tool}
+        return sk_local(e["attrs"].get("gen_ai.tool.name"))
     return e["attrs"].get("gen_ai.tool.name") or e["attrs"].get("ai.toolCall.name")
 
 
@@ -673,6 +675,43 @@ def annotation_mismatch(policy, name, a, span, where):
     return None
 
 
+# ---- Semantic Kernel (profile semantic-kernel-py) ------------------------------------------------
+# A Semantic Kernel ChatCompletionAgent with SK's built-in OpenTelemetry (SEMANTICKERNEL_EXPERIMENTAL_
+# GENAI_ENABLE_OTEL_DIAGNOSTICS[_SENSITIVE]): `invoke_agent {agent}` (gen_ai.tool.definitions = every
+# function of the kernel, chat-completions shape, no annotations) > `AutoFunctionInvocationLoop`
+# (sk.available_functions: the fully qualified functions the model is offered, comma-separated) >
+# `chat {model}` (no tool definitions; gen_ai.system, no gen_ai.provider.name) and `execute_tool
+# {plugin}-{tool}` (gen_ai.tool.name = SK's fully qualified name, e.g. warehouse-adjust_stock;
+# gen_ai.tool.call.arguments JSON; gen_ai.tool.call.result = str() of the list of SK TextContent the
+# MCP plugin made of the CallToolResult's content blocks: structuredContent and isError dropped).
+# SK's MCP plugin runs on mcp 1.x, which emits no span; an approval is an auto function invocation
+# filter, which emits nothing either.
+SK_SCOPES = {"semantic_kernel.functions.kernel_function", "semantic_kernel.utils.telemetry.model_diagnostics.decorators",
+             "semantic_kernel.utils.telemetry.agent_diagnostics.decorators", "semantic_kernel.connectors.ai.chat_completion_client_base"}
+HOST_SCOPES |= SK_SCOPES
+SK_FUNCTION_SCOPE = "semantic_kernel.functions.kernel_function"
+
+
+def sk_exec(s):
+    return s["scope"] == SK_FUNCTION_SCOPE and s["attrs"].get("gen_ai.operation.name") == "execute_tool"
+
+
+def sk_local(name):
+    """The MCP tool of SK's fully qualified function name `{plugin}-{function}` (the lab's plugin
+    is `warehouse`; SK keeps MCP tool names that need no normalisation as they are)."""
+    return name.split("-", 1)[1] if isinstance(name, str) and "-" in name else name
+
+
+def sk_shown(ch, byid):
+    """The tools offered to the model of an SK chat span: sk.available_functions of the
+    AutoFunctionInvocationLoop span above it (None when there is none)."""
+    p = byid.get(ch["parent"])
+    if not p or "sk.available_functions" not in p["attrs"]:
+        return None, p
+    return [sk_local(n) for n in p["attrs"]["sk.available_functions"].split(",") if n], p
+# ---- end Semantic Kernel -------------------------------------------------------------------------
+
+
 def derive(rec_dir, policy):
     spans = spanlib.load(rec_dir)
     byid = {s["span_id"]: s for s in spans}
@@ -785,6 +824,11 @@ def derive(rec_dir, policy):
                 nob("TL001", f"{c['tool']}: no CallToolResult: ADK refused the call itself (execute_tool span {c['exec']['span_id']}, "
                     f"gen_ai.tool.type={c['exec']['attrs'].get('gen_ai.tool.type')}, error.type={c['exec']['attrs'].get('error.type')}), nothing was sent to the server")
                 continue
+            if sk_exec(c["exec"]):  # Semantic Kernel: str() of the SK contents made of the content blocks
+                nob("TL001", f"{c['tool']}: result not captured as a CallToolResult: gen_ai.tool.call.result on `{c['exec']['name']}` is str() of the "
+                    "list of Semantic Kernel TextContent its MCP plugin made of the result's content blocks (a Python repr; structuredContent and "
+                    "isError are dropped by the plugin), and mcp 1.x emits no span that could carry the result")
+                continue
             if mastra_exec(c["exec"]):  # Mastra: its MCP client returns structuredContent in place of the CallToolResult
                 nob("TL001", f"{c['tool']}: result not captured as a CallToolResult: gen_ai.tool.output on `{c['exec']['name']}` is what Mastra's MCP client "
                     "returned, the result's structuredContent alone when the server sent one (no content, no isError); no other span carries the result")
@@ -840,6 +884,12 @@ def derive(rec_dir, policy):
         mastra_ok = mastra_approval(e, spans) if mastra_exec(e) else None
         approved = approved or bool(mastra_ok)
         if cls == "prohibited" or not approved:
+            if sk_exec(e):  # Semantic Kernel: an approval is an auto function invocation filter, which emits no span
+                nob("TL002" if cls == "requires_approval" else "TL003",
+                    f"{c['tool']}: Semantic Kernel records no approval: its human-in-the-loop mechanism is an auto function invocation filter "
+                    f"(FilterTypes.AUTO_FUNCTION_INVOCATION), which emits no span, event or attribute; execute_tool span {e['span_id']} `{e['name']}` "
+                    "looks the same whether the filter asked the user or not, so whether this write was confirmed cannot be read from the spans")
+                continue
             if e.get("oai"):  # OpenAI Agents SDK + OpenInference: no approval is recorded by any span
                 findings.append({
                     "id": "write_without_confirmation", "rule": "TL002" if cls == "requires_approval" else "TL003",
@@ -903,6 +953,15 @@ def derive(rec_dir, policy):
                 nob("TL005", "the tools given to the model are not recorded (no gen_ai.tool.definitions, no gen_ai.agent.tools)")
                 continue
             shown_by = f"invoke_agent span {agent['span_id']} gen_ai.agent.tools (chat span {ch['span_id']} carries no definitions)"
+        if ch["scope"] in SK_SCOPES:
+            # Semantic Kernel: no definitions on the chat span; the functions offered to the model are
+            # sk.available_functions on the AutoFunctionInvocationLoop span above it (gen_ai.tool.definitions
+            # on invoke_agent is the kernel's every function, not what the model was offered)
+            names, loop = sk_shown(ch, byid)
+            if names is None:
+                nob("TL005", "the tools offered to the model are not recorded (no sk.available_functions above the chat span)")
+                continue
+            shown_by = f"AutoFunctionInvocationLoop span {loop['span_id']} sk.available_functions (chat span {ch['span_id']} carries no definitions)"
         if c["tool"] not in names:
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
@@ -972,6 +1031,12 @@ def derive(rec_dir, policy):
             # (Vercel AI SDK; Strands has no conversation id either, and its labels keep their wording)
             + ("" if conv or not ai_sdk_exec(cs[0]["exec"]) else " (no conversation id: one agent conversation per recording)"),
         })
+    # Semantic Kernel: its MCP plugin turns a CallToolResult into SK contents (content blocks only), so an
+    # isError result is an ordinary result: execute_tool keeps status UNSET, no error.type, no isError.
+    sk_calls = [c for c in calls if sk_exec(c["exec"]) and not c["payloads"] and not c["error_classified"]]
+    if sk_calls:
+        nob("TL008", f"{len(sk_calls)} call(s): a tool error is not visible: SK's MCP plugin drops isError (gen_ai.tool.call.result holds the content "
+            "blocks as SK TextContent; status UNSET, no error.type) and mcp 1.x emits no client or server span")
     # A call is blind when no library span carries its result or any status/error classification.
     # (Pydantic AI's host execute_tool span carries a result, gen_ai.tool.call.result, and its status:
     # such a call is not blind, though the result there is not a CallToolResult.)
@@ -999,6 +1064,9 @@ def derive(rec_dir, policy):
     if host_only and all(c["exec"].get("oai") for c in host_only):  # OpenAI Agents SDK + OpenInference
         nob("TL009", f"{len(host_only)} call(s) not classified as errors: no span carries their CallToolResult, so isError is not observable "
             "(the function span's output.value is the tool output handed to the model, which drops isError)")
+    elif host_only and all(sk_exec(c["exec"]) for c in host_only):  # Semantic Kernel
+        nob("TL009", f"{len(host_only)} call(s) not classified as errors: SK's MCP plugin drops the CallToolResult's isError (gen_ai.tool.call.result "
+            "is the content blocks as SK TextContent, status UNSET), and mcp 1.x emits no span: whether a result was an error is not observable")
     elif host_only:
         nob("TL009", f"{len(host_only)} call(s) not classified as errors: no span carries their CallToolResult, so isError is not observable (the host's execute_tool span shows only the value handed to the model)")
 
@@ -1052,6 +1120,10 @@ def derive(rec_dir, policy):
                 "response spans holds name, description and parameters (no annotations)")
         else:
             nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
+            if any(s["scope"] in SK_SCOPES for s in spans):
+                # Semantic Kernel: its MCP plugin's tools/list leaves no span (mcp 1.x); the kernel's functions are on invoke_agent
+                nob("TL006", "Semantic Kernel: gen_ai.tool.definitions on invoke_agent lists the kernel's functions ({type: function, function: "
+                    "{name: warehouse-<tool>, description, parameters}}): the MCP annotations, which SK's MCP plugin does not keep, are not recorded")
             if any(s["scope"] == MASTRA_SCOPE for s in spans):
                 # Mastra: its MCP client records nothing; tool spans name and describe the tool only
                 nob("TL006", "Mastra: its MCP client emits no span (no tools/list), and its tool.execute spans carry gen_ai.tool.name and "
