@@ -61,6 +61,40 @@ DEPRECATED = ["gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.compl
 # deprecated name -> its replacement: deprecated when the replacement is not sent next to it
 RENAMED = {"gen_ai.usage.cache_creation.input_tokens": "gen_ai.usage.cache_write.input_tokens"}
 
+# --- Microsoft AutoGen AgentChat (profile autogen-py) ------------------------------------------
+# AutoGen's built-in tracing (tracer `autogen-core`, autogen_core._telemetry) is the host: a
+# parentless CLIENT `create_agent {agent}` when the AssistantAgent is built, a CLIENT root
+# `invoke_agent {agent}` per run, and INTERNAL `execute_tool {tool}` under it (BaseTool.run_json:
+# gen_ai.tool.name, gen_ai.tool.description, gen_ai.tool.call.id; McpWorkbench.call_tool's own span
+# (recordings -mcp-workbench) has no description; gen_ai.system=autogen on every span, no
+# gen_ai.provider.name). No model call span, no arguments, no results, no conversation id.
+# mcp_server_tools' adapters raise on an isError result, so that call's execute_tool span has status
+# ERROR, error.type=Exception and an exception event; McpWorkbench returns it and the span stays UNSET. AutoGen 0.7.5's MCP tools need mcp 1.x,
+# which has no telemetry: no MCP client or server span, no trace context in params._meta.
+AUTOGEN_SCOPE = "autogen-core"
+HOST_SCOPES.add(AUTOGEN_SCOPE)
+
+
+def autogen_not_observable(spans, calls, nob):
+    """What AutoGen's spans cannot show (called by derive() for recordings with autogen-core spans)."""
+    if not any(s["scope"] == AUTOGEN_SCOPE for s in spans):
+        return
+    nob("TL005", "AutoGen records no model call: no span carries the tools shown to the model (no chat span, no gen_ai.tool.definitions; "
+        "invoke_agent has gen_ai.agent.name / description only), and a call of a tool the agent does not have is answered "
+        "`Error: tool ... not found in any workbench` without any span")
+    if calls and not any(c["client"] or c["server"] for c in calls):
+        nob("TL004", "mcp 1.30 (the MCP SDK autogen-ext 0.7.5 works with) has no telemetry: neither the host's MCP client nor the server "
+            "emits a span, and no trace context is sent in params._meta")
+        nob("TL001", "AutoGen's execute_tool spans carry no result (gen_ai.tool.name, gen_ai.tool.call.id, and gen_ai.tool.description from "
+            "mcp_server_tools' adapters only), and no MCP span exists: the CallToolResult is not recorded")
+    unset = [c for c in calls if c["exec"]["scope"] == AUTOGEN_SCOPE and c["exec"]["status"] == "UNSET"]
+    if unset:
+        nob("TL009", f"AutoGen: {len(unset)} execute_tool span(s) with status UNSET and no result: an isError result shows only where autogen-ext "
+            "raises it (mcp_server_tools' adapters: status ERROR, error.type=Exception, an exception event holding the content blocks); "
+            "McpWorkbench hands it to the agent as ToolResult.is_error and leaves the span UNSET, so whether these calls failed is not observable")
+# --- end Microsoft AutoGen ---------------------------------------------------------------------
+
+
 # --- Google ADK (profile google-adk-py) -------------------------------------------------------
 # ADK's own tracer `gcp.vertex.agent` is the host (telemetry schema v2, content on): INTERNAL
 # `invoke_workflow` > `invoke_agent` > `generate_content {model}` (its model call: operation
@@ -972,6 +1006,8 @@ def derive(rec_dir, policy):
                 + (f" (status {e['status']} {e['status_message']!r}: no MCP request was sent)" if e["scope"] == STRANDS_SCOPE and not c["client"] and not c["server"] else ""),
             })
 
+    autogen_not_observable(spans, calls, nob)  # Microsoft AutoGen (profile autogen-py)
+
     # TL004: server-side tool spans that are roots or name an absent parent.
     server_spans = [s for c in calls for s in c["server"][:1]]
     if calls and not server_spans:
@@ -1242,8 +1278,8 @@ def main():
                 continue
             spans, calls, findings, not_obs, notes = derive(d, policy)
             # (-adk-schema1: google-adk-py on ADK's legacy telemetry schema 1; -semconv-latest: strands-py
-            # with Strands' opt-in GenAI conventions)
-            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?(-adk-schema\d)?(-semconv-latest)?$", rec)
+            # with Strands' opt-in GenAI conventions; -mcp-workbench: autogen-py with McpWorkbench)
+            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?(-adk-schema\d)?(-semconv-latest)?(-mcp-workbench)?$", rec)
             exts = {f.split(".", 1)[1] for f in os.listdir(d) if re.match(r"^\d{4}-traces\.", f)}
             name = f"{lib}/{rec}"
             entry = {
