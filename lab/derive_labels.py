@@ -696,6 +696,113 @@ def lc_annotations(spans):
 # ---- end LangChain / LangGraph + OpenInference --------------------------------------------------
 
 
+# ---- LlamaIndex agent + OpenInference (profile llamaindex-openinference-py) -----------------------
+# OpenInference's LlamaIndex instrumentor (scope openinference.instrumentation.llama_index) turns
+# LlamaIndex's dispatcher spans into OTel spans (all INTERNAL, OpenInference attributes only, no
+# gen_ai.*, no session id): the workflow root `FunctionAgent.run` (CHAIN), per step
+# `BaseWorkflowAgent.run_agent_step` > the LLM's `..._prepare_chat_with_tools` (LLM, no tools) and
+# `...astream_chat` (LLM: `llm.tools.{i}.tool.json_schema` = the tools given to the chat call,
+# `llm.output_messages.0.message.tool_calls.*`), per tool call `BaseWorkflowAgent.call_tool` (CHAIN,
+# `input.value` = {"ctx": ..., "ev": "ToolCall(tool_name='..', tool_kwargs={..}, tool_id='..')"}, a
+# Python repr) > `FunctionTool.acall` (TOOL: `tool.name`, `tool.description`, `tool.parameters`,
+# `input.value` = {"kwargs": the arguments}, `output.value` = the ToolOutput JSON whose `raw_output`
+# is the CallToolResult llama-index-tools-mcp returned, dumped by mcp 2.x with its Python field names:
+# `content`, `structured_content` (absent when none), `is_error`; the ToolOutput's own `is_error`
+# stays false and the span OK for an isError result) > the mcp SDK's client spans. The workflow
+# human-in-the-loop (a tool waiting on `ctx.wait_for_event(HumanResponseEvent, ...)`) leaves a
+# `FunctionTool.acall` TOOL span with status ERROR, no output.value, and an `exception` event
+# `workflows.runtime.types.results.WaitingForEvent` ("Waiting for event <class
+# 'workflows.events.HumanResponseEvent'>"), under a `call_tool` span of the same ToolCall; the
+# step then runs again once the response arrives and a second `call_tool` > `FunctionTool.acall`
+# of the same tool_id executes it. The human's response itself is in no span.
+LI_SCOPE = "openinference.instrumentation.llama_index"
+HOST_SCOPES.add(LI_SCOPE)
+LI_WAITING = "workflows.runtime.types.results.WaitingForEvent"
+
+
+def li_tool_span(s):
+    return s["scope"] == LI_SCOPE and s["attrs"].get("openinference.span.kind") == "TOOL" and bool(s["attrs"].get("tool.name"))
+
+
+def li_waiting(s):
+    """The exception event of a TOOL span that paused for a human response (HumanResponseEvent), or None."""
+    for ev in s["events"]:
+        if ev["name"] == "exception" and ev["attrs"].get("exception.type") == LI_WAITING and "HumanResponseEvent" in ev["attrs"].get("exception.message", ""):
+            return ev
+    return None
+
+
+def li_call_id(s, byid):
+    """The ToolCall's tool_id from the parent `call_tool` span's input.value (the event's repr)."""
+    p = byid.get(s["parent"])
+    ev = ((jload(p["attrs"].get("input.value")) or {}) if p else {}).get("ev")
+    m = re.search(r"\btool_id='([^']*)'", ev) if isinstance(ev, str) else None
+    return m.group(1) if m else None
+
+
+def li_args(s):
+    """The arguments in the TOOL span's input.value kwargs, without the workflow Context a
+    context-taking tool is given (its repr `<workflows.context.context.Context object at 0x..>`)."""
+    d = jload(s["attrs"].get("input.value"))
+    kw = d.get("kwargs") if isinstance(d, dict) else None
+    if not isinstance(kw, dict):
+        return None
+    return {k: v for k, v in kw.items() if not (isinstance(v, str) and v.startswith("<workflows.context."))}
+
+
+def li_tool_result(s):
+    """The CallToolResult in the TOOL span's output.value raw_output: (kind, parsed, attribute, span)."""
+    d = jload(s["attrs"].get("output.value"))
+    raw = d.get("raw_output") if isinstance(d, dict) else None
+    if not isinstance(raw, dict) or not isinstance(raw.get("content"), list):
+        return None
+    return ("full", {"content": raw["content"], "structuredContent": raw.get("structured_content", raw.get("structuredContent")),
+                     "isError": raw.get("is_error", raw.get("isError")) is True},
+            "output.value raw_output (CallToolResult with mcp's Python field names: content, structured_content, is_error)", s)
+
+
+def li_views(spans, byid):
+    """(execs, waits, chats) of a LlamaIndex agent traced by OpenInference: TOOL spans that ran as
+    execute_tool (tool call id from the parent call_tool span, arguments from input.value kwargs,
+    conversation = the workflow run's trace), TOOL spans that paused for a human response, LLM spans
+    that made the chat call as chat (the tools shown from llm.tools)."""
+    execs, waits, chats = [], [], []
+    for s in spans:
+        if s["scope"] != LI_SCOPE:
+            continue
+        a = s["attrs"]
+        base = {"gen_ai.conversation.id": s["trace_id"]}
+        if li_tool_span(s):
+            extra = {**base, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": a["tool.name"]}
+            cid = li_call_id(s, byid)
+            if cid:
+                extra["gen_ai.tool.call.id"] = cid
+            args = li_args(s)
+            if args is not None:
+                extra["gen_ai.tool.call.arguments"] = json.dumps(args)
+            view = dict(s, attrs={**a, **extra}, li=True)
+            (waits if li_waiting(s) else execs).append(view)
+        elif a.get("openinference.span.kind") == "LLM" and any(k.startswith(("llm.tools.", "llm.input_messages.")) for k in a):
+            chats.append(dict(s, attrs={**a, **base, "gen_ai.operation.name": "chat",
+                                        "gen_ai.tool.definitions": json.dumps([{"name": n} for n in oai_tool_names(s)])}, li=True))
+    return execs, waits, chats
+
+
+def li_approval(e, waits):
+    """Evidence that a LlamaIndex tool call ran after a human-in-the-loop wait, else None: an earlier
+    TOOL span of the same tool call (tool_id) in the same workflow run paused waiting for a
+    HumanResponseEvent, and the call then ran."""
+    cid = e["attrs"].get("gen_ai.tool.call.id")
+    for w in waits:
+        if cid and w["attrs"].get("gen_ai.tool.call.id") == cid and w["attrs"]["tool.name"] == e["attrs"]["tool.name"] \
+                and w["trace_id"] == e["trace_id"] and w["start"] <= e["start"]:
+            return (f"TOOL span {w['span_id']} `{w['name']}` ({w['attrs']['tool.name']}, tool call {cid}) ended ERROR with an exception event "
+                    f"{LI_WAITING} ({li_waiting(w)['attrs'].get('exception.message')!r}); the same tool call then ran in TOOL span {e['span_id']} "
+                    "(the human's response itself is in no span)")
+    return None
+# ---- end LlamaIndex + OpenInference ---------------------------------------------------------------
+
+
 def annotation_mismatch(policy, name, a, span, where):
     """TL006 for one tool whose annotations `a` a span shows: the class they imply (readOnlyHint:
     automatic; destructiveHint false: requires_approval; else prohibited, the MCP defaults) against
@@ -762,6 +869,9 @@ def derive(rec_dir, policy):
     lc_execs, lc_chats = lc_views(spans, byid)  # LangChain / LangGraph + OpenInference
     execs += lc_execs
     chats += lc_chats
+    li_execs, li_waits, li_chats = li_views(spans, byid)  # LlamaIndex + OpenInference
+    execs += li_execs
+    chats += li_chats
     lib_tool = [s for s in spans if tool_of(s)]
     strands_interrupts = strands_interrupted_calls(spans)
 
@@ -800,7 +910,7 @@ def derive(rec_dir, policy):
     # OpenAI Agents SDK + OpenInference: the library's client spans of a call are the spans below its
     # function span (the MCP SDK's `MCP send tools/call {tool}`, which carries no gen_ai.tool.name).
     for c in calls:
-        if c["exec"].get("oai"):
+        if c["exec"].get("oai") or c["exec"].get("li"):  # (LlamaIndex + OpenInference: the same, below its TOOL span)
             have = {x["span_id"] for x in c["client"]}
             c["client"] += [x for x in spans if c["exec"]["span_id"] in ancestors(x) and x["span_id"] not in have]
     findings, not_obs, notes = [], {}, []
@@ -843,6 +953,14 @@ def derive(rec_dir, policy):
                 c["error_shown"] = c["error_shown"] or p[1]["isError"]
             if c["args"] is not None and c["exec"]["attrs"].get("lc.args_from") and c["args_attr"].endswith(c["exec"]["span_id"]):
                 c["args_attr"] = c["exec"]["attrs"]["lc.args_from"]
+        if c["exec"].get("li"):  # LlamaIndex + OpenInference: the CallToolResult in the TOOL span's output.value raw_output
+            p = li_tool_result(c["exec"])
+            if p:
+                c["payloads"].append(p)
+                full = [p for p in c["payloads"] if p[0] == "full"]
+                c["error_shown"] = c["error_shown"] or p[1]["isError"]
+            if c["args"] is not None and c["args_attr"].endswith(c["exec"]["span_id"]):
+                c["args_attr"] = f"input.value kwargs of TOOL span {c['exec']['span_id']}"
         c["full"] = full
 
     # TL001: a fully captured result without structuredContent.
@@ -917,6 +1035,9 @@ def derive(rec_dir, policy):
         # Mastra: an earlier run stopped at a tool-call-approval chunk for this call; it runs in the resumed run
         mastra_ok = mastra_approval(e, spans) if mastra_exec(e) else None
         approved = approved or bool(mastra_ok)
+        # LlamaIndex: the same tool call paused earlier waiting for a HumanResponseEvent, then ran
+        li_ok = li_approval(e, li_waits) if e.get("li") else None
+        approved = approved or bool(li_ok)
         if cls == "prohibited" or not approved:
             if sk_exec(e):  # Semantic Kernel: an approval is an auto function invocation filter, which emits no span
                 nob("TL002" if cls == "requires_approval" else "TL003",
@@ -943,6 +1064,7 @@ def derive(rec_dir, policy):
                    else f", and no earlier invoke_agent span ending with a BeforeToolCallEvent interrupt of tool call {cid} (gen_ai.choice finish_reason=interrupt)" if e["scope"] == STRANDS_SCOPE
                    else f", and its agent run's ai.prompt holds no tool-approval-request for tool call {exec_call_id(e)} answered approved: true" if ai_sdk_exec(e)
                    else f", and no earlier HumanInTheLoopMiddleware GraphInterrupt (exception event) requesting it in session {conv} answered by a resume with decisions approve" if e.get("lc")
+                   else f", and no earlier TOOL span of tool call {cid} paused on {LI_WAITING} (a wait for a HumanResponseEvent) in this workflow run" if e.get("li")
                    else f", and no earlier agent run stopped at a `chunk: 'tool-call-approval'` span for tool call {mastra_call_id(e, spans)} with these arguments" if mastra_exec(e)
                    else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
@@ -1000,6 +1122,7 @@ def derive(rec_dir, policy):
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
                 "evidence": f"model call span {ch['span_id']} `{ch['name']}` ai.prompt.tools = {names}; its ai.response.toolCalls call {c['tool']}, executed by ai.toolCall span {e['span_id']}" if ai_sdk_chat(ch)
+                else f"LLM span {ch['span_id']} `{ch['name']}` llm.tools.*.tool.json_schema names {names}; next TOOL span {e['span_id']} `{e['name']}` (tool.name {c['tool']}) runs it" if ch.get("li")
                 else f"response span {ch['span_id']} llm.tools.*.tool.json_schema names {names}; next function span {e['span_id']} calls {c['tool']}" if ch.get("oai") or ch.get("lc")
                 else f"{shown_by} = {names}; next execute_tool span {e['span_id']} calls {c['tool']}"
                 # (Strands refuses an unknown tool itself; Google ADK's refusals keep their own evidence)
@@ -1151,6 +1274,10 @@ def derive(rec_dir, policy):
             judge_seen(lc_annotations(spans),
                        lambda s: f"TOOL span {s['span_id']} `{s['name']}` metadata (the MCP annotations langchain-mcp-adapters put in the tool's metadata)",
                        "no tools/list result is captured, and only an executed tool's TOOL span carries its annotations (in metadata)")
+        elif any(s["scope"] == LI_SCOPE for s in spans):  # LlamaIndex + OpenInference
+            nob("TL006", "no span carries the tool annotations: llama-index-tools-mcp drops them when it turns MCP tools into FunctionTools "
+                "(TOOL spans carry tool.name, tool.description, tool.parameters; llm.tools holds OpenAI function schemas), and the mcp SDK's "
+                "tools/list spans carry no result")
         elif any(s["scope"] == OAI_SCOPE and s["name"] == "mcp_tools" for s in spans):  # OpenAI Agents SDK + OpenInference
             nob("TL006", "no span carries the tool annotations: the mcp_tools spans' output.value lists tool names only, and llm.tools on the "
                 "response spans holds name, description and parameters (no annotations)")
@@ -1228,6 +1355,17 @@ def derive(rec_dir, policy):
             notes.append(f"ADK refused tool call {e['attrs'].get('gen_ai.tool.call.id')} of {e['attrs'].get('gen_ai.tool.name')} (not among the tools shown to the model) but still "
                          f"emitted execute_tool span {e['span_id']} (gen_ai.tool.type={e['attrs'].get('gen_ai.tool.type')}, error.type={e['attrs'].get('error.type')}, no MCP span under it)")
     notes += oai_notes(spans, oai_execs, oai_pending, byid)  # OpenAI Agents SDK + OpenInference
+    # LlamaIndex + OpenInference: the human-in-the-loop pause, and isError left unclassified by the TOOL span
+    for w in li_waits:
+        ran = [e for e in li_execs if e["attrs"].get("gen_ai.tool.call.id") == w["attrs"].get("gen_ai.tool.call.id") and e["start"] >= w["start"]]
+        notes.append(f"LlamaIndex human-in-the-loop: TOOL span {w['span_id']} `{w['name']}` ({w['attrs']['tool.name']}, tool call {w['attrs'].get('gen_ai.tool.call.id')}) "
+                     f"is status ERROR with an exception event {LI_WAITING} and no MCP span under it (the tool waited for a HumanResponseEvent)"
+                     + (f"; the same tool call ran in TOOL span {ran[0]['span_id']}: the response itself is in no span" if ran else "; it never ran"))
+    for c in calls:
+        if c["exec"].get("li") and c["error_shown"]:
+            others = [s for s in c["error_classified"] if s is not c["exec"]]
+            notes.append(f"LlamaIndex TOOL span {c['exec']['span_id']} ({c['tool']}): output.value raw_output shows is_error: true, but the ToolOutput's is_error is false and "
+                         f"the span status {c['exec']['status']}" + (f"; only the server's span {others[0]['span_id']} `{others[0]['name']}` classifies the error" if others else ""))
     # Mastra: a run stopped for approval never ends its agent / chat spans, so they are not exported
     # and the spans under them name absent parents
     for s in spans:
