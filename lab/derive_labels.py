@@ -61,6 +61,40 @@ DEPRECATED = ["gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.compl
 # deprecated name -> its replacement: deprecated when the replacement is not sent next to it
 RENAMED = {"gen_ai.usage.cache_creation.input_tokens": "gen_ai.usage.cache_write.input_tokens"}
 
+# --- Microsoft AutoGen AgentChat (profile autogen-py) ------------------------------------------
+# AutoGen's built-in tracing (tracer `autogen-core`, autogen_core._telemetry) is the host: a
+# parentless CLIENT `create_agent {agent}` when the AssistantAgent is built, a CLIENT root
+# `invoke_agent {agent}` per run, and INTERNAL `execute_tool {tool}` under it (BaseTool.run_json:
+# gen_ai.tool.name, gen_ai.tool.description, gen_ai.tool.call.id; McpWorkbench.call_tool's own span
+# (recordings -mcp-workbench) has no description; gen_ai.system=autogen on every span, no
+# gen_ai.provider.name). No model call span, no arguments, no results, no conversation id.
+# mcp_server_tools' adapters raise on an isError result, so that call's execute_tool span has status
+# ERROR, error.type=Exception and an exception event; McpWorkbench returns it and the span stays UNSET. AutoGen 0.7.5's MCP tools need mcp 1.x,
+# which has no telemetry: no MCP client or server span, no trace context in params._meta.
+AUTOGEN_SCOPE = "autogen-core"
+HOST_SCOPES.add(AUTOGEN_SCOPE)
+
+
+def autogen_not_observable(spans, calls, nob):
+    """What AutoGen's spans cannot show (called by derive() for recordings with autogen-core spans)."""
+    if not any(s["scope"] == AUTOGEN_SCOPE for s in spans):
+        return
+    nob("TL005", "AutoGen records no model call: no span carries the tools shown to the model (no chat span, no gen_ai.tool.definitions; "
+        "invoke_agent has gen_ai.agent.name / description only), and a call of a tool the agent does not have is answered "
+        "`Error: tool ... not found in any workbench` without any span")
+    if calls and not any(c["client"] or c["server"] for c in calls):
+        nob("TL004", "mcp 1.30 (the MCP SDK autogen-ext 0.7.5 works with) has no telemetry: neither the host's MCP client nor the server "
+            "emits a span, and no trace context is sent in params._meta")
+        nob("TL001", "AutoGen's execute_tool spans carry no result (gen_ai.tool.name, gen_ai.tool.call.id, and gen_ai.tool.description from "
+            "mcp_server_tools' adapters only), and no MCP span exists: the CallToolResult is not recorded")
+    unset = [c for c in calls if c["exec"]["scope"] == AUTOGEN_SCOPE and c["exec"]["status"] == "UNSET"]
+    if unset:
+        nob("TL009", f"AutoGen: {len(unset)} execute_tool span(s) with status UNSET and no result: an isError result shows only where autogen-ext "
+            "raises it (mcp_server_tools' adapters: status ERROR, error.type=Exception, an exception event holding the content blocks); "
+            "McpWorkbench hands it to the agent as ToolResult.is_error and leaves the span UNSET, so whether these calls failed is not observable")
+# --- end Microsoft AutoGen ---------------------------------------------------------------------
+
+
 # --- Google ADK (profile google-adk-py) -------------------------------------------------------
 # ADK's own tracer `gcp.vertex.agent` is the host (telemetry schema v2, content on): INTERNAL
 # `invoke_workflow` > `invoke_agent` > `generate_content {model}` (its model call: operation
@@ -384,6 +418,8 @@ def ai_sdk_approval(e, byid):
 
 
 def exec_tool(e):
+    if e["scope"] == "semantic_kernel.functions.kernel_function":  # Semantic Kernel: {plugin}-{tool}
+        return sk_local(e["attrs"].get("gen_ai.tool.name"))
     return e["attrs"].get("gen_ai.tool.name") or e["attrs"].get("ai.toolCall.name")
 
 
@@ -660,6 +696,113 @@ def lc_annotations(spans):
 # ---- end LangChain / LangGraph + OpenInference --------------------------------------------------
 
 
+# ---- LlamaIndex agent + OpenInference (profile llamaindex-openinference-py) -----------------------
+# OpenInference's LlamaIndex instrumentor (scope openinference.instrumentation.llama_index) turns
+# LlamaIndex's dispatcher spans into OTel spans (all INTERNAL, OpenInference attributes only, no
+# gen_ai.*, no session id): the workflow root `FunctionAgent.run` (CHAIN), per step
+# `BaseWorkflowAgent.run_agent_step` > the LLM's `..._prepare_chat_with_tools` (LLM, no tools) and
+# `...astream_chat` (LLM: `llm.tools.{i}.tool.json_schema` = the tools given to the chat call,
+# `llm.output_messages.0.message.tool_calls.*`), per tool call `BaseWorkflowAgent.call_tool` (CHAIN,
+# `input.value` = {"ctx": ..., "ev": "ToolCall(tool_name='..', tool_kwargs={..}, tool_id='..')"}, a
+# Python repr) > `FunctionTool.acall` (TOOL: `tool.name`, `tool.description`, `tool.parameters`,
+# `input.value` = {"kwargs": the arguments}, `output.value` = the ToolOutput JSON whose `raw_output`
+# is the CallToolResult llama-index-tools-mcp returned, dumped by mcp 2.x with its Python field names:
+# `content`, `structured_content` (absent when none), `is_error`; the ToolOutput's own `is_error`
+# stays false and the span OK for an isError result) > the mcp SDK's client spans. The workflow
+# human-in-the-loop (a tool waiting on `ctx.wait_for_event(HumanResponseEvent, ...)`) leaves a
+# `FunctionTool.acall` TOOL span with status ERROR, no output.value, and an `exception` event
+# `workflows.runtime.types.results.WaitingForEvent` ("Waiting for event <class
+# 'workflows.events.HumanResponseEvent'>"), under a `call_tool` span of the same ToolCall; the
+# step then runs again once the response arrives and a second `call_tool` > `FunctionTool.acall`
+# of the same tool_id executes it. The human's response itself is in no span.
+LI_SCOPE = "openinference.instrumentation.llama_index"
+HOST_SCOPES.add(LI_SCOPE)
+LI_WAITING = "workflows.runtime.types.results.WaitingForEvent"
+
+
+def li_tool_span(s):
+    return s["scope"] == LI_SCOPE and s["attrs"].get("openinference.span.kind") == "TOOL" and bool(s["attrs"].get("tool.name"))
+
+
+def li_waiting(s):
+    """The exception event of a TOOL span that paused for a human response (HumanResponseEvent), or None."""
+    for ev in s["events"]:
+        if ev["name"] == "exception" and ev["attrs"].get("exception.type") == LI_WAITING and "HumanResponseEvent" in ev["attrs"].get("exception.message", ""):
+            return ev
+    return None
+
+
+def li_call_id(s, byid):
+    """The ToolCall's tool_id from the parent `call_tool` span's input.value (the event's repr)."""
+    p = byid.get(s["parent"])
+    ev = ((jload(p["attrs"].get("input.value")) or {}) if p else {}).get("ev")
+    m = re.search(r"\btool_id='([^']*)'", ev) if isinstance(ev, str) else None
+    return m.group(1) if m else None
+
+
+def li_args(s):
+    """The arguments in the TOOL span's input.value kwargs, without the workflow Context a
+    context-taking tool is given (its repr `<workflows.context.context.Context object at 0x..>`)."""
+    d = jload(s["attrs"].get("input.value"))
+    kw = d.get("kwargs") if isinstance(d, dict) else None
+    if not isinstance(kw, dict):
+        return None
+    return {k: v for k, v in kw.items() if not (isinstance(v, str) and v.startswith("<workflows.context."))}
+
+
+def li_tool_result(s):
+    """The CallToolResult in the TOOL span's output.value raw_output: (kind, parsed, attribute, span)."""
+    d = jload(s["attrs"].get("output.value"))
+    raw = d.get("raw_output") if isinstance(d, dict) else None
+    if not isinstance(raw, dict) or not isinstance(raw.get("content"), list):
+        return None
+    return ("full", {"content": raw["content"], "structuredContent": raw.get("structured_content", raw.get("structuredContent")),
+                     "isError": raw.get("is_error", raw.get("isError")) is True},
+            "output.value raw_output (CallToolResult with mcp's Python field names: content, structured_content, is_error)", s)
+
+
+def li_views(spans, byid):
+    """(execs, waits, chats) of a LlamaIndex agent traced by OpenInference: TOOL spans that ran as
+    execute_tool (tool call id from the parent call_tool span, arguments from input.value kwargs,
+    conversation = the workflow run's trace), TOOL spans that paused for a human response, LLM spans
+    that made the chat call as chat (the tools shown from llm.tools)."""
+    execs, waits, chats = [], [], []
+    for s in spans:
+        if s["scope"] != LI_SCOPE:
+            continue
+        a = s["attrs"]
+        base = {"gen_ai.conversation.id": s["trace_id"]}
+        if li_tool_span(s):
+            extra = {**base, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": a["tool.name"]}
+            cid = li_call_id(s, byid)
+            if cid:
+                extra["gen_ai.tool.call.id"] = cid
+            args = li_args(s)
+            if args is not None:
+                extra["gen_ai.tool.call.arguments"] = json.dumps(args)
+            view = dict(s, attrs={**a, **extra}, li=True)
+            (waits if li_waiting(s) else execs).append(view)
+        elif a.get("openinference.span.kind") == "LLM" and any(k.startswith(("llm.tools.", "llm.input_messages.")) for k in a):
+            chats.append(dict(s, attrs={**a, **base, "gen_ai.operation.name": "chat",
+                                        "gen_ai.tool.definitions": json.dumps([{"name": n} for n in oai_tool_names(s)])}, li=True))
+    return execs, waits, chats
+
+
+def li_approval(e, waits):
+    """Evidence that a LlamaIndex tool call ran after a human-in-the-loop wait, else None: an earlier
+    TOOL span of the same tool call (tool_id) in the same workflow run paused waiting for a
+    HumanResponseEvent, and the call then ran."""
+    cid = e["attrs"].get("gen_ai.tool.call.id")
+    for w in waits:
+        if cid and w["attrs"].get("gen_ai.tool.call.id") == cid and w["attrs"]["tool.name"] == e["attrs"]["tool.name"] \
+                and w["trace_id"] == e["trace_id"] and w["start"] <= e["start"]:
+            return (f"TOOL span {w['span_id']} `{w['name']}` ({w['attrs']['tool.name']}, tool call {cid}) ended ERROR with an exception event "
+                    f"{LI_WAITING} ({li_waiting(w)['attrs'].get('exception.message')!r}); the same tool call then ran in TOOL span {e['span_id']} "
+                    "(the human's response itself is in no span)")
+    return None
+# ---- end LlamaIndex + OpenInference ---------------------------------------------------------------
+
+
 def annotation_mismatch(policy, name, a, span, where):
     """TL006 for one tool whose annotations `a` a span shows: the class they imply (readOnlyHint:
     automatic; destructiveHint false: requires_approval; else prohibited, the MCP defaults) against
@@ -671,6 +814,43 @@ def annotation_mismatch(policy, name, a, span, where):
         return {"id": "annotation_policy_mismatch", "tool": name, "call_span_ids": [span["span_id"]],
                 "evidence": f"{where}: {name} annotations {a} imply {implied}, policy says {want}"}
     return None
+
+
+# ---- Semantic Kernel (profile semantic-kernel-py) ------------------------------------------------
+# A Semantic Kernel ChatCompletionAgent with SK's built-in OpenTelemetry (SEMANTICKERNEL_EXPERIMENTAL_
+# GENAI_ENABLE_OTEL_DIAGNOSTICS[_SENSITIVE]): `invoke_agent {agent}` (gen_ai.tool.definitions = every
+# function of the kernel, chat-completions shape, no annotations) > `AutoFunctionInvocationLoop`
+# (sk.available_functions: the fully qualified functions the model is offered, comma-separated) >
+# `chat {model}` (no tool definitions; gen_ai.system, no gen_ai.provider.name) and `execute_tool
+# {plugin}-{tool}` (gen_ai.tool.name = SK's fully qualified name, e.g. warehouse-adjust_stock;
+# gen_ai.tool.call.arguments JSON; gen_ai.tool.call.result = str() of the list of SK TextContent the
+# MCP plugin made of the CallToolResult's content blocks: structuredContent and isError dropped).
+# SK's MCP plugin runs on mcp 1.x, which emits no span; an approval is an auto function invocation
+# filter, which emits nothing either.
+SK_SCOPES = {"semantic_kernel.functions.kernel_function", "semantic_kernel.utils.telemetry.model_diagnostics.decorators",
+             "semantic_kernel.utils.telemetry.agent_diagnostics.decorators", "semantic_kernel.connectors.ai.chat_completion_client_base"}
+HOST_SCOPES |= SK_SCOPES
+SK_FUNCTION_SCOPE = "semantic_kernel.functions.kernel_function"
+
+
+def sk_exec(s):
+    return s["scope"] == SK_FUNCTION_SCOPE and s["attrs"].get("gen_ai.operation.name") == "execute_tool"
+
+
+def sk_local(name):
+    """The MCP tool of SK's fully qualified function name `{plugin}-{function}` (the lab's plugin
+    is `warehouse`; SK keeps MCP tool names that need no normalisation as they are)."""
+    return name.split("-", 1)[1] if isinstance(name, str) and "-" in name else name
+
+
+def sk_shown(ch, byid):
+    """The tools offered to the model of an SK chat span: sk.available_functions of the
+    AutoFunctionInvocationLoop span above it (None when there is none)."""
+    p = byid.get(ch["parent"])
+    if not p or "sk.available_functions" not in p["attrs"]:
+        return None, p
+    return [sk_local(n) for n in p["attrs"]["sk.available_functions"].split(",") if n], p
+# ---- end Semantic Kernel -------------------------------------------------------------------------
 
 
 def derive(rec_dir, policy):
@@ -689,6 +869,9 @@ def derive(rec_dir, policy):
     lc_execs, lc_chats = lc_views(spans, byid)  # LangChain / LangGraph + OpenInference
     execs += lc_execs
     chats += lc_chats
+    li_execs, li_waits, li_chats = li_views(spans, byid)  # LlamaIndex + OpenInference
+    execs += li_execs
+    chats += li_chats
     lib_tool = [s for s in spans if tool_of(s)]
     strands_interrupts = strands_interrupted_calls(spans)
 
@@ -727,7 +910,7 @@ def derive(rec_dir, policy):
     # OpenAI Agents SDK + OpenInference: the library's client spans of a call are the spans below its
     # function span (the MCP SDK's `MCP send tools/call {tool}`, which carries no gen_ai.tool.name).
     for c in calls:
-        if c["exec"].get("oai"):
+        if c["exec"].get("oai") or c["exec"].get("li"):  # (LlamaIndex + OpenInference: the same, below its TOOL span)
             have = {x["span_id"] for x in c["client"]}
             c["client"] += [x for x in spans if c["exec"]["span_id"] in ancestors(x) and x["span_id"] not in have]
     findings, not_obs, notes = [], {}, []
@@ -770,6 +953,14 @@ def derive(rec_dir, policy):
                 c["error_shown"] = c["error_shown"] or p[1]["isError"]
             if c["args"] is not None and c["exec"]["attrs"].get("lc.args_from") and c["args_attr"].endswith(c["exec"]["span_id"]):
                 c["args_attr"] = c["exec"]["attrs"]["lc.args_from"]
+        if c["exec"].get("li"):  # LlamaIndex + OpenInference: the CallToolResult in the TOOL span's output.value raw_output
+            p = li_tool_result(c["exec"])
+            if p:
+                c["payloads"].append(p)
+                full = [p for p in c["payloads"] if p[0] == "full"]
+                c["error_shown"] = c["error_shown"] or p[1]["isError"]
+            if c["args"] is not None and c["args_attr"].endswith(c["exec"]["span_id"]):
+                c["args_attr"] = f"input.value kwargs of TOOL span {c['exec']['span_id']}"
         c["full"] = full
 
     # TL001: a fully captured result without structuredContent.
@@ -784,6 +975,11 @@ def derive(rec_dir, policy):
                 # Google ADK refused the call (a tool the model was not shown): nothing reached the server
                 nob("TL001", f"{c['tool']}: no CallToolResult: ADK refused the call itself (execute_tool span {c['exec']['span_id']}, "
                     f"gen_ai.tool.type={c['exec']['attrs'].get('gen_ai.tool.type')}, error.type={c['exec']['attrs'].get('error.type')}), nothing was sent to the server")
+                continue
+            if sk_exec(c["exec"]):  # Semantic Kernel: str() of the SK contents made of the content blocks
+                nob("TL001", f"{c['tool']}: result not captured as a CallToolResult: gen_ai.tool.call.result on `{c['exec']['name']}` is str() of the "
+                    "list of Semantic Kernel TextContent its MCP plugin made of the result's content blocks (a Python repr; structuredContent and "
+                    "isError are dropped by the plugin), and mcp 1.x emits no span that could carry the result")
                 continue
             if mastra_exec(c["exec"]):  # Mastra: its MCP client returns structuredContent in place of the CallToolResult
                 nob("TL001", f"{c['tool']}: result not captured as a CallToolResult: gen_ai.tool.output on `{c['exec']['name']}` is what Mastra's MCP client "
@@ -839,7 +1035,16 @@ def derive(rec_dir, policy):
         # Mastra: an earlier run stopped at a tool-call-approval chunk for this call; it runs in the resumed run
         mastra_ok = mastra_approval(e, spans) if mastra_exec(e) else None
         approved = approved or bool(mastra_ok)
+        # LlamaIndex: the same tool call paused earlier waiting for a HumanResponseEvent, then ran
+        li_ok = li_approval(e, li_waits) if e.get("li") else None
+        approved = approved or bool(li_ok)
         if cls == "prohibited" or not approved:
+            if sk_exec(e):  # Semantic Kernel: an approval is an auto function invocation filter, which emits no span
+                nob("TL002" if cls == "requires_approval" else "TL003",
+                    f"{c['tool']}: Semantic Kernel records no approval: its human-in-the-loop mechanism is an auto function invocation filter "
+                    f"(FilterTypes.AUTO_FUNCTION_INVOCATION), which emits no span, event or attribute; execute_tool span {e['span_id']} `{e['name']}` "
+                    "looks the same whether the filter asked the user or not, so whether this write was confirmed cannot be read from the spans")
+                continue
             if e.get("oai"):  # OpenAI Agents SDK + OpenInference: no approval is recorded by any span
                 findings.append({
                     "id": "write_without_confirmation", "rule": "TL002" if cls == "requires_approval" else "TL003",
@@ -859,6 +1064,7 @@ def derive(rec_dir, policy):
                    else f", and no earlier invoke_agent span ending with a BeforeToolCallEvent interrupt of tool call {cid} (gen_ai.choice finish_reason=interrupt)" if e["scope"] == STRANDS_SCOPE
                    else f", and its agent run's ai.prompt holds no tool-approval-request for tool call {exec_call_id(e)} answered approved: true" if ai_sdk_exec(e)
                    else f", and no earlier HumanInTheLoopMiddleware GraphInterrupt (exception event) requesting it in session {conv} answered by a resume with decisions approve" if e.get("lc")
+                   else f", and no earlier TOOL span of tool call {cid} paused on {LI_WAITING} (a wait for a HumanResponseEvent) in this workflow run" if e.get("li")
                    else f", and no earlier agent run stopped at a `chunk: 'tool-call-approval'` span for tool call {mastra_call_id(e, spans)} with these arguments" if mastra_exec(e)
                    else f", and no earlier execute_tool span deferring tool call {cid} for approval ({DEFERRAL})"),
             })
@@ -903,15 +1109,27 @@ def derive(rec_dir, policy):
                 nob("TL005", "the tools given to the model are not recorded (no gen_ai.tool.definitions, no gen_ai.agent.tools)")
                 continue
             shown_by = f"invoke_agent span {agent['span_id']} gen_ai.agent.tools (chat span {ch['span_id']} carries no definitions)"
+        if ch["scope"] in SK_SCOPES:
+            # Semantic Kernel: no definitions on the chat span; the functions offered to the model are
+            # sk.available_functions on the AutoFunctionInvocationLoop span above it (gen_ai.tool.definitions
+            # on invoke_agent is the kernel's every function, not what the model was offered)
+            names, loop = sk_shown(ch, byid)
+            if names is None:
+                nob("TL005", "the tools offered to the model are not recorded (no sk.available_functions above the chat span)")
+                continue
+            shown_by = f"AutoFunctionInvocationLoop span {loop['span_id']} sk.available_functions (chat span {ch['span_id']} carries no definitions)"
         if c["tool"] not in names:
             findings.append({
                 "id": "tool_call_outside_allowlist", "tool": c["tool"], "execute_tool_span_id": e["span_id"], "call_span_ids": [e["span_id"]],
                 "evidence": f"model call span {ch['span_id']} `{ch['name']}` ai.prompt.tools = {names}; its ai.response.toolCalls call {c['tool']}, executed by ai.toolCall span {e['span_id']}" if ai_sdk_chat(ch)
+                else f"LLM span {ch['span_id']} `{ch['name']}` llm.tools.*.tool.json_schema names {names}; next TOOL span {e['span_id']} `{e['name']}` (tool.name {c['tool']}) runs it" if ch.get("li")
                 else f"response span {ch['span_id']} llm.tools.*.tool.json_schema names {names}; next function span {e['span_id']} calls {c['tool']}" if ch.get("oai") or ch.get("lc")
                 else f"{shown_by} = {names}; next execute_tool span {e['span_id']} calls {c['tool']}"
                 # (Strands refuses an unknown tool itself; Google ADK's refusals keep their own evidence)
                 + (f" (status {e['status']} {e['status_message']!r}: no MCP request was sent)" if e["scope"] == STRANDS_SCOPE and not c["client"] and not c["server"] else ""),
             })
+
+    autogen_not_observable(spans, calls, nob)  # Microsoft AutoGen (profile autogen-py)
 
     # TL004: server-side tool spans that are roots or name an absent parent.
     server_spans = [s for c in calls for s in c["server"][:1]]
@@ -972,6 +1190,12 @@ def derive(rec_dir, policy):
             # (Vercel AI SDK; Strands has no conversation id either, and its labels keep their wording)
             + ("" if conv or not ai_sdk_exec(cs[0]["exec"]) else " (no conversation id: one agent conversation per recording)"),
         })
+    # Semantic Kernel: its MCP plugin turns a CallToolResult into SK contents (content blocks only), so an
+    # isError result is an ordinary result: execute_tool keeps status UNSET, no error.type, no isError.
+    sk_calls = [c for c in calls if sk_exec(c["exec"]) and not c["payloads"] and not c["error_classified"]]
+    if sk_calls:
+        nob("TL008", f"{len(sk_calls)} call(s): a tool error is not visible: SK's MCP plugin drops isError (gen_ai.tool.call.result holds the content "
+            "blocks as SK TextContent; status UNSET, no error.type) and mcp 1.x emits no client or server span")
     # A call is blind when no library span carries its result or any status/error classification.
     # (Pydantic AI's host execute_tool span carries a result, gen_ai.tool.call.result, and its status:
     # such a call is not blind, though the result there is not a CallToolResult.)
@@ -999,6 +1223,9 @@ def derive(rec_dir, policy):
     if host_only and all(c["exec"].get("oai") for c in host_only):  # OpenAI Agents SDK + OpenInference
         nob("TL009", f"{len(host_only)} call(s) not classified as errors: no span carries their CallToolResult, so isError is not observable "
             "(the function span's output.value is the tool output handed to the model, which drops isError)")
+    elif host_only and all(sk_exec(c["exec"]) for c in host_only):  # Semantic Kernel
+        nob("TL009", f"{len(host_only)} call(s) not classified as errors: SK's MCP plugin drops the CallToolResult's isError (gen_ai.tool.call.result "
+            "is the content blocks as SK TextContent, status UNSET), and mcp 1.x emits no span: whether a result was an error is not observable")
     elif host_only:
         nob("TL009", f"{len(host_only)} call(s) not classified as errors: no span carries their CallToolResult, so isError is not observable (the host's execute_tool span shows only the value handed to the model)")
 
@@ -1047,11 +1274,19 @@ def derive(rec_dir, policy):
             judge_seen(lc_annotations(spans),
                        lambda s: f"TOOL span {s['span_id']} `{s['name']}` metadata (the MCP annotations langchain-mcp-adapters put in the tool's metadata)",
                        "no tools/list result is captured, and only an executed tool's TOOL span carries its annotations (in metadata)")
+        elif any(s["scope"] == LI_SCOPE for s in spans):  # LlamaIndex + OpenInference
+            nob("TL006", "no span carries the tool annotations: llama-index-tools-mcp drops them when it turns MCP tools into FunctionTools "
+                "(TOOL spans carry tool.name, tool.description, tool.parameters; llm.tools holds OpenAI function schemas), and the mcp SDK's "
+                "tools/list spans carry no result")
         elif any(s["scope"] == OAI_SCOPE and s["name"] == "mcp_tools" for s in spans):  # OpenAI Agents SDK + OpenInference
             nob("TL006", "no span carries the tool annotations: the mcp_tools spans' output.value lists tool names only, and llm.tools on the "
                 "response spans holds name, description and parameters (no annotations)")
         else:
             nob("TL006", "no span carries a complete tools/list result (with inputSchema and annotations)")
+            if any(s["scope"] in SK_SCOPES for s in spans):
+                # Semantic Kernel: its MCP plugin's tools/list leaves no span (mcp 1.x); the kernel's functions are on invoke_agent
+                nob("TL006", "Semantic Kernel: gen_ai.tool.definitions on invoke_agent lists the kernel's functions ({type: function, function: "
+                    "{name: warehouse-<tool>, description, parameters}}): the MCP annotations, which SK's MCP plugin does not keep, are not recorded")
             if any(s["scope"] == MASTRA_SCOPE for s in spans):
                 # Mastra: its MCP client records nothing; tool spans name and describe the tool only
                 nob("TL006", "Mastra: its MCP client emits no span (no tools/list), and its tool.execute spans carry gen_ai.tool.name and "
@@ -1120,6 +1355,17 @@ def derive(rec_dir, policy):
             notes.append(f"ADK refused tool call {e['attrs'].get('gen_ai.tool.call.id')} of {e['attrs'].get('gen_ai.tool.name')} (not among the tools shown to the model) but still "
                          f"emitted execute_tool span {e['span_id']} (gen_ai.tool.type={e['attrs'].get('gen_ai.tool.type')}, error.type={e['attrs'].get('error.type')}, no MCP span under it)")
     notes += oai_notes(spans, oai_execs, oai_pending, byid)  # OpenAI Agents SDK + OpenInference
+    # LlamaIndex + OpenInference: the human-in-the-loop pause, and isError left unclassified by the TOOL span
+    for w in li_waits:
+        ran = [e for e in li_execs if e["attrs"].get("gen_ai.tool.call.id") == w["attrs"].get("gen_ai.tool.call.id") and e["start"] >= w["start"]]
+        notes.append(f"LlamaIndex human-in-the-loop: TOOL span {w['span_id']} `{w['name']}` ({w['attrs']['tool.name']}, tool call {w['attrs'].get('gen_ai.tool.call.id')}) "
+                     f"is status ERROR with an exception event {LI_WAITING} and no MCP span under it (the tool waited for a HumanResponseEvent)"
+                     + (f"; the same tool call ran in TOOL span {ran[0]['span_id']}: the response itself is in no span" if ran else "; it never ran"))
+    for c in calls:
+        if c["exec"].get("li") and c["error_shown"]:
+            others = [s for s in c["error_classified"] if s is not c["exec"]]
+            notes.append(f"LlamaIndex TOOL span {c['exec']['span_id']} ({c['tool']}): output.value raw_output shows is_error: true, but the ToolOutput's is_error is false and "
+                         f"the span status {c['exec']['status']}" + (f"; only the server's span {others[0]['span_id']} `{others[0]['name']}` classifies the error" if others else ""))
     # Mastra: a run stopped for approval never ends its agent / chat spans, so they are not exported
     # and the spans under them name absent parents
     for s in spans:
@@ -1170,8 +1416,8 @@ def main():
                 continue
             spans, calls, findings, not_obs, notes = derive(d, policy)
             # (-adk-schema1: google-adk-py on ADK's legacy telemetry schema 1; -semconv-latest: strands-py
-            # with Strands' opt-in GenAI conventions)
-            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?(-adk-schema\d)?(-semconv-latest)?$", rec)
+            # with Strands' opt-in GenAI conventions; -mcp-workbench: autogen-py with McpWorkbench)
+            m = re.match(r"^(W\d+-[a-z-]+?)(-http)?(-proto)?(-mcp(\d{4}-\d{2}-\d{2}))?(-adk-schema\d)?(-semconv-latest)?(-mcp-workbench)?$", rec)
             exts = {f.split(".", 1)[1] for f in os.listdir(d) if re.match(r"^\d{4}-traces\.", f)}
             name = f"{lib}/{rec}"
             entry = {
