@@ -26,9 +26,11 @@ static DOCS: RuleDocs = RuleDocs {
           transport your instrumentation wraps, and extract the context on the server.",
 };
 
-/// MCP tool calls examined / of those, with no server span.
+/// Tool calls examined / of those, with a client span and no server span / with no MCP span at
+/// all (a host's execute_tool alone: nothing says whether context crossed).
 const EXAMINED: &str = "examined";
 const HOST_WITHOUT_SERVER: &str = "host without server";
+const NO_MCP_SPAN: &str = "no mcp span";
 /// Parentless server spans of requests other than tools/call, per method.
 const OTHER_METHODS: &str = "other methods";
 
@@ -58,11 +60,11 @@ impl Rule for BrokenTracePropagation {
                 .members
                 .iter()
                 .any(|&m| model.roles[m] == Some(McpRole::Client));
-            if has_server {
-                out.add(EXAMINED, 1);
-            } else if has_client {
-                out.add(EXAMINED, 1);
+            out.add(EXAMINED, 1);
+            if !has_server && has_client {
                 out.add(HOST_WITHOUT_SERVER, 1);
+            } else if !has_server {
+                out.add(NO_MCP_SPAN, 1);
             }
         }
         for o in model.orphans.iter().filter(|o| input.owns(o.span)) {
@@ -130,13 +132,22 @@ impl Rule for BrokenTracePropagation {
     }
 
     fn finish(&self, partial: Partial, _input: &RuleInput) -> RuleOutcome {
-        let (examined, host_without_server) =
-            (partial.count(EXAMINED), partial.count(HOST_WITHOUT_SERVER));
+        let (examined, host_without_server, no_mcp) = (
+            partial.count(EXAMINED),
+            partial.count(HOST_WITHOUT_SERVER),
+            partial.count(NO_MCP_SPAN),
+        );
         let mut cov = Coverage::new(examined);
         cov.not_observable(
             host_without_server,
             format!(
-                "server side not exported for {host_without_server} of {examined} MCP tool calls: propagation cannot be checked"
+                "server side not exported for {host_without_server} of {examined} tool calls: propagation cannot be checked"
+            ),
+        );
+        cov.not_observable(
+            no_mcp,
+            format!(
+                "no MCP client or server span for {no_mcp} of {examined} tool calls (only the host's execute_tool): propagation cannot be checked"
             ),
         );
         if let Some(other_methods) = partial.keyed.get(OTHER_METHODS) {

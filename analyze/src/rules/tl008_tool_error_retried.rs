@@ -34,6 +34,8 @@ static DOCS: RuleDocs = RuleDocs {
 const CALLS: &str = "calls";
 const NO_ARGS_UNJUDGED: &str = "no arguments, unjudged";
 const NO_RESULT: &str = "no result";
+/// Tool calls with arguments but no error status (isError, status, error.type): not judgeable.
+const NO_STATUS_WITH_ARGS: &str = "no status, with arguments";
 /// Tool calls that failed with a JSON-RPC error, not isError.
 const PROTOCOL: &str = "protocol errors";
 
@@ -74,6 +76,7 @@ impl Rule for ToolErrorRetried {
         }
         let mut no_args_unjudged = 0;
         let mut no_result = 0;
+        let mut no_status_with_args = 0;
         // Each finding is on a call of one group, so the groups' order does not reach the report.
         for ((_, tool), seq) in &groups.into_first_seen() {
             // A scope (conversation, agent run, trace) is judged by the window owning its first
@@ -82,6 +85,12 @@ impl Rule for ToolErrorRetried {
                 continue;
             }
             no_result += seq.iter().filter(|c| c.is_error.is_none()).count();
+            // With arguments but no error status: whether it failed cannot be seen (the calls
+            // without arguments are counted below, with the runs they could not be judged in).
+            no_status_with_args += seq
+                .iter()
+                .filter(|c| c.is_error.is_none() && c.arguments_digest.is_some())
+                .count();
             // With arguments: group identical calls, fire when an error is followed by a re-call.
             let mut by_args: BTreeMap<&str, Vec<&Call>> = BTreeMap::new();
             for c in seq {
@@ -155,6 +164,7 @@ impl Rule for ToolErrorRetried {
         }
         out.add(NO_ARGS_UNJUDGED, no_args_unjudged);
         out.add(NO_RESULT, no_result);
+        out.add(NO_STATUS_WITH_ARGS, no_status_with_args);
         out.findings = findings;
         out
     }
@@ -173,6 +183,14 @@ impl Rule for ToolErrorRetried {
                 input.options.blind_retry_threshold.max(2)
             ),
         );
+        let no_status_with_args = partial.count(NO_STATUS_WITH_ARGS);
+        cov.not_observable(
+            no_status_with_args,
+            format!(
+                "error status (isError, span status or error.type) not captured on {no_status_with_args} of {calls} tool calls with arguments: whether they failed cannot be seen"
+            ),
+        );
+        let no_result = no_result - no_status_with_args.min(no_result);
         if no_result > 0 {
             cov.note(format!(
                 "error status (isError) not captured on {no_result} of {calls} tool calls"
