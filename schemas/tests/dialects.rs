@@ -1,4 +1,5 @@
-//! One test per dialect: the Traceloop and MCP-SDK dialects on real recordings, the others on the
+//! One test per dialect: the Traceloop and MCP-SDK dialects on real recordings, the dialects
+//! added for agent frameworks on the lab's own recordings (lab/recordings), the others on the
 //! fixtures in tests/fixtures/dialects (see its README).
 
 mod common;
@@ -6,7 +7,7 @@ mod common;
 use common::cells::{
     boolean, int, map_keys, map_str, row_named, rows_named, str, str_list, tool_defs,
 };
-use common::{convert_fixture, convert_recording};
+use common::{convert_fixture, convert_lab_recording, convert_recording};
 use schemas::derived::digest::json_digest;
 use serde_json::json;
 
@@ -397,4 +398,137 @@ fn atlas_fixture() {
         Some("require_approval")
     );
     assert_eq!(str(&b, "mcp_transport", 1).as_deref(), Some("inproc"));
+}
+
+/// The names of a row's tool definitions.
+fn def_names(b: &arrow::record_batch::RecordBatch, row: usize) -> Vec<String> {
+    tool_defs(b, row)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|d| d.0)
+        .collect()
+}
+
+#[test]
+fn google_adk_on_lab_recordings() {
+    let b = convert_lab_recording("google-adk-py/W3-write-confirmed");
+    let writes = rows_named(&b, "execute_tool adjust_stock");
+    assert_eq!(
+        writes.len(),
+        2,
+        "the confirmation request, then the confirmed call"
+    );
+    assert!(dialects(&b, writes[0]).iter().any(|d| d == "google-adk"));
+    let types: Vec<_> = writes.iter().map(|r| str(&b, "result_type", *r)).collect();
+    assert_eq!(
+        types,
+        [
+            Some("input_required".to_string()),
+            Some("complete".to_string())
+        ]
+    );
+    // schema 1: call_llm is the model call, its request's declarations the tools shown
+    let b = convert_lab_recording("google-adk-py/W7-hidden-tool-adk-schema1");
+    let call = row_named(&b, "call_llm", None);
+    assert_eq!(
+        str(&b, "gen_ai_operation_name", call).as_deref(),
+        Some("chat")
+    );
+    assert_eq!(def_names(&b, call), ["get_stock_level", "lookup_supplier"]);
+}
+
+#[test]
+fn vercel_ai_on_a_lab_recording() {
+    let b = convert_lab_recording("vercel-ai-js/W2-text-only");
+    let tool = row_named(&b, "ai.toolCall", None);
+    assert_eq!(dialects(&b, tool), ["vercel-ai"]);
+    assert_eq!(
+        str(&b, "gen_ai_operation_name", tool).as_deref(),
+        Some("execute_tool")
+    );
+    assert_eq!(
+        str(&b, "gen_ai_tool_name", tool).as_deref(),
+        Some("get_stock_level")
+    );
+    assert_eq!(
+        boolean(&b, "result_has_structured_content", tool),
+        Some(false)
+    );
+    let model = row_named(&b, "ai.generateText.doGenerate", None);
+    assert_eq!(
+        str(&b, "gen_ai_operation_name", model).as_deref(),
+        Some("chat")
+    );
+    assert!(def_names(&b, model).contains(&"get_stock_level".to_string()));
+    let run = row_named(&b, "ai.generateText", None);
+    assert_eq!(
+        str(&b, "gen_ai_operation_name", run).as_deref(),
+        Some("invoke_agent")
+    );
+}
+
+#[test]
+fn strands_on_a_lab_recording() {
+    let b = convert_lab_recording("strands-py/W7-hidden-tool");
+    let run = row_named(&b, "invoke_agent warehouse-assistant", None);
+    assert!(dialects(&b, run).iter().any(|d| d == "strands"));
+    assert_eq!(def_names(&b, run), ["get_stock_level", "lookup_supplier"]);
+}
+
+#[test]
+fn mastra_on_a_lab_recording() {
+    let b = convert_lab_recording("mastra-js/W5-error-retry");
+    let calls = rows_named(&b, "tool.execute lookup_supplier");
+    assert_eq!(calls.len(), 3);
+    for r in calls {
+        assert!(dialects(&b, r).iter().any(|d| d == "mastra"));
+        assert_eq!(
+            str(&b, "gen_ai_operation_name", r).as_deref(),
+            Some("execute_tool")
+        );
+        assert_eq!(boolean(&b, "result_is_error", r), Some(true));
+        assert!(str(&b, "tool_call_arguments_digest", r).is_some());
+    }
+}
+
+#[test]
+fn openinference_agent_frameworks_on_lab_recordings() {
+    // LangGraph: the host's TOOL span is the call, its ToolMessage the MCP result
+    let b = convert_lab_recording("langgraph-openinference-py/W2-text-only");
+    let tool = row_named(
+        &b,
+        "get_stock_level",
+        Some("openinference.instrumentation.langchain"),
+    );
+    assert_eq!(
+        str(&b, "gen_ai_operation_name", tool).as_deref(),
+        Some("execute_tool")
+    );
+    assert_eq!(
+        boolean(&b, "result_has_structured_content", tool),
+        Some(false)
+    );
+    let model = rows_named(&b, "ScriptedChatModel")[0];
+    assert_eq!(
+        str(&b, "gen_ai_operation_name", model).as_deref(),
+        Some("chat")
+    );
+    assert_eq!(def_names(&b, model), ["get_stock_level", "lookup_supplier"]);
+    assert_eq!(
+        str(&b, "gen_ai_conversation_id", model).as_deref(),
+        Some("lab-thread-1")
+    );
+    // LlamaIndex: ToolOutput.raw_output is the CallToolResult; a paused step is an input round
+    let b = convert_lab_recording("llamaindex-openinference-py/W2-text-only");
+    let tool = row_named(&b, "FunctionTool.acall", None);
+    assert_eq!(
+        boolean(&b, "result_has_structured_content", tool),
+        Some(false)
+    );
+    let b = convert_lab_recording("llamaindex-openinference-py/W3-write-confirmed");
+    let types: Vec<_> = rows_named(&b, "FunctionTool.acall")
+        .into_iter()
+        .filter_map(|r| str(&b, "result_type", r))
+        .collect();
+    assert!(types.iter().any(|t| t == "input_required"), "{types:?}");
 }

@@ -56,8 +56,9 @@ pub fn registry_markdown() -> String {
          Generated from `schemas/src/dialects/` by `schemas::dialects::registry_markdown()`; \
          regenerate with `UPDATE_DIALECTS_DOC=1 cargo test -p schemas --test docs`.\n\n\
          Dialects apply in this order; a column keeps the first value it gets, so the \
-         semantic-convention names always win. Markers ending in `*` are prefixes, `#` stands for \
-         digits.\n",
+         semantic-convention names win, except over a mapping marked \"replacing the library's \
+         own value\" (a library that puts its own values in a canonical attribute). Markers \
+         ending in `*` are prefixes, `#` stands for digits.\n",
     );
     for d in DIALECTS {
         let _ = write!(out, "\n## `{}`\n\n{}\n\n", d.id, d.description);

@@ -306,6 +306,28 @@ pub fn convert_recording(name: &str) -> arrow::record_batch::RecordBatch {
     arrow::compute::concat_batches(&schemas::span_schema(), &batches).expect("concat")
 }
 
+/// One of the lab's own recordings (`lab/recordings/<profile>/<variant>`, committed in this
+/// repository), converted and concatenated into one batch.
+pub fn convert_lab_recording(name: &str) -> arrow::record_batch::RecordBatch {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../lab/recordings")
+        .join(name);
+    let batches: Vec<_> = request_files(&dir)
+        .iter()
+        .map(|f| {
+            let c = schemas::convert_request(&decode_file(f), &ctx());
+            assert_eq!(c.rejected, 0);
+            c.batch
+        })
+        .collect();
+    assert!(
+        !batches.is_empty(),
+        "no request bodies in {}",
+        dir.display()
+    );
+    arrow::compute::concat_batches(&schemas::span_schema(), &batches).expect("concat")
+}
+
 /// Converts an OTLP/JSON fixture under tests/fixtures.
 pub fn convert_fixture(rel: &str) -> arrow::record_batch::RecordBatch {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
