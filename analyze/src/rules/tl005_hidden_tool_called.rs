@@ -60,9 +60,10 @@ impl Rule for HiddenToolCalled {
             // that records them only on the agent span, as Strands does) those of the run.
             let shown = model
                 .preceding_model_call(call)
-                .filter(|&m| model.spans[m].tool_definitions.is_some())
-                .or_else(|| run.filter(|&r| model.spans[r].tool_definitions.is_some()));
-            match shown.and_then(|m| Some((m, model.spans[m].tool_definitions.as_ref()?))) {
+                .into_iter()
+                .chain(run)
+                .find_map(|m| Some((m, model.spans[m].tool_definitions.as_ref()?)));
+            match shown {
                 Some((m, defs)) => {
                     let visible = defs
                         .iter()

@@ -53,7 +53,7 @@ pub fn split<'a>(
     // (dialect index, role, payload)
     let mut payloads: Vec<(usize, ContentRole, &'a str)> = Vec::new();
     let mut prefixed_args: Option<(usize, Map<String, Json>)> = None;
-    let mut prefixed_defs: Option<String> = None;
+    let mut prefixed_defs: Vec<&'a str> = Vec::new();
 
     for (&(key, value), f) in attrs.iter().zip(facts) {
         if !engine.may_be_content(f) {
@@ -95,19 +95,15 @@ pub fn split<'a>(
             }
             // One attribute per tool (OpenInference's `llm.tools.{i}.tool.json_schema`): the
             // definitions are the list of them all.
-            Some(_) if m.role == ContentRole::ToolDefinitions => {
-                let list = prefixed_defs.get_or_insert_with(|| String::from("["));
-                if list.len() > 1 {
-                    list.push(',');
-                }
-                list.push_str(t);
-            }
+            Some(_) if m.role == ContentRole::ToolDefinitions => prefixed_defs.push(t),
             _ => payloads.push((m.dialect, m.role, t)),
         }
     }
-    if let Some(mut list) = prefixed_defs {
-        list.push(']');
-        derived.observe(ContentRole::ToolDefinitions, &list);
+    if !prefixed_defs.is_empty() {
+        derived.observe(
+            ContentRole::ToolDefinitions,
+            &json_array_text(prefixed_defs),
+        );
     }
     if payloads.is_empty() && prefixed_args.is_none() {
         return out;
@@ -136,18 +132,20 @@ fn json_string_array(value: &AnyValue) -> Option<String> {
     let Some(Value::ArrayValue(array)) = &value.value else {
         return None;
     };
-    let mut out = String::from("[");
-    for (i, v) in array.values.iter().enumerate() {
-        let Some(Value::StringValue(s)) = &v.value else {
-            return None;
-        };
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(s);
-    }
-    out.push(']');
-    Some(out)
+    let items: Option<Vec<&str>> = array
+        .values
+        .iter()
+        .map(|v| match &v.value {
+            Some(Value::StringValue(s)) => Some(s.as_str()),
+            _ => None,
+        })
+        .collect();
+    items.map(json_array_text)
+}
+
+/// The JSON array whose elements are the JSON texts `items`: `[a,b,...]`.
+fn json_array_text(items: Vec<&str>) -> String {
+    format!("[{}]", items.join(","))
 }
 
 fn is_truncated(text: &str) -> bool {

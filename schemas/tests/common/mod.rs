@@ -294,25 +294,23 @@ pub mod cells {
 
 /// All request files of a recording, converted and concatenated into one batch.
 pub fn convert_recording(name: &str) -> arrow::record_batch::RecordBatch {
-    let dir = recordings_dir().join(name);
-    let batches: Vec<_> = request_files(&dir)
-        .iter()
-        .map(|f| {
-            let c = schemas::convert_request(&decode_file(f), &ctx());
-            assert_eq!(c.rejected, 0);
-            c.batch
-        })
-        .collect();
-    arrow::compute::concat_batches(&schemas::span_schema(), &batches).expect("concat")
+    convert_dir(&recordings_dir().join(name))
 }
 
 /// One of the lab's own recordings (`lab/recordings/<profile>/<variant>`, committed in this
 /// repository), converted and concatenated into one batch.
 pub fn convert_lab_recording(name: &str) -> arrow::record_batch::RecordBatch {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../lab/recordings")
-        .join(name);
-    let batches: Vec<_> = request_files(&dir)
+    convert_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../lab/recordings")
+            .join(name),
+    )
+}
+
+/// The request files of the recording in `dir`, each converted with nothing rejected, in one
+/// batch.
+fn convert_dir(dir: &Path) -> arrow::record_batch::RecordBatch {
+    let batches: Vec<_> = request_files(dir)
         .iter()
         .map(|f| {
             let c = schemas::convert_request(&decode_file(f), &ctx());
