@@ -11,7 +11,8 @@
 //!
 //! - `TT_CODEC=zstd|snappy|lz4raw|none`: codec of every column;
 //! - `TT_CONTENT_CODEC=...`: codec of the content payload columns only (after `TT_CODEC`);
-//! - `TT_V2=1`: data page v2 (encodings kept PLAIN where no dictionary is used);
+//! - `TT_V1=1`: data page v1, the store's layout before session 27 (the shipped settings write
+//!   v2 pages);
 //! - `TT_DICT_MAPS=1`: dictionary encoding on the `key`, `type` and `str` leaves of the
 //!   top-level attribute maps;
 //! - `TT_DICT_COLS=a,b`: the same, on these attribute-map columns only (e.g.
@@ -22,7 +23,7 @@
 use std::sync::Arc;
 
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterVersion;
 use parquet::schema::types::ColumnPath;
 
@@ -105,10 +106,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    if std::env::var("TT_V2").is_ok() {
-        b = b
-            .set_writer_version(WriterVersion::PARQUET_2_0)
-            .set_encoding(Encoding::PLAIN);
+    if std::env::var("TT_V1").is_ok() {
+        b = b.set_writer_version(WriterVersion::PARQUET_1_0);
     }
     let props = b.build();
     let out = tempfile::tempdir()?;

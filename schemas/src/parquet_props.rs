@@ -4,6 +4,12 @@
 //! (docs/adr/0001-parquet-layout.md):
 //! - zstd level 1: on the collector's load it costs 24% fewer zstd instructions than level 3 for
 //!   3% more bytes (BENCHMARKS.md, session 7), a good ratio for JSON-heavy content columns;
+//! - data page v2 with PLAIN values where no dictionary is used: a v2 page keeps its repetition
+//!   and definition levels uncompressed and apart from the values, so the writer neither copies
+//!   levels and values into one buffer nor compresses the levels, and readers decode the levels
+//!   without decompressing them (BENCHMARKS.md, sessions 10 and 27, for the instructions saved
+//!   and the bytes it costs). PLAIN is set explicitly because parquet-rs otherwise picks DELTA
+//!   encodings for v2 files, dearer to write and read;
 //! - `set_coerce_types(true)`: list and map children carry the names the Parquet spec uses
 //!   (`element`, `key_value`), which Spark and pyarrow expect;
 //! - row groups of at most 65 536 rows and 32 MiB ([`MAX_ROW_GROUP_ROWS`],
@@ -24,7 +30,7 @@
 //!   single cost of the byte-array encoder (BENCHMARKS.md, session 8);
 //! - `tripline.schema_version` in the file's key/value metadata.
 
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{
     EnabledStatistics, WriterProperties, WriterPropertiesBuilder, WriterVersion,
@@ -90,7 +96,8 @@ pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilde
     let zstd =
         ZstdLevel::try_new(1).map_or(Compression::ZSTD(ZstdLevel::default()), Compression::ZSTD);
     WriterProperties::builder()
-        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_writer_version(WriterVersion::PARQUET_2_0)
+        .set_encoding(Encoding::PLAIN)
         .set_compression(zstd)
         .set_coerce_types(true)
         .set_max_row_group_row_count(Some(MAX_ROW_GROUP_ROWS))

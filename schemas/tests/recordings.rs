@@ -7,6 +7,8 @@ use std::fs::File;
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
+use parquet::basic::{Encoding, PageType};
+use parquet::file::reader::{FileReader, SerializedFileReader};
 use schemas::{batch_to_request, convert_request, span_schema, writer_properties};
 
 use common::{ctx, decode_file, manifest_span_counts, normalize, recordings, request_files};
@@ -118,8 +120,48 @@ fn round_trip_through_parquet_equals_the_input() {
             );
             let back = batch_to_request(&batches[0]).expect("batch_to_request");
             assert_eq!(normalize(back), normalize(req), "{}", file.display());
+            assert_pages_v2_without_delta(&path);
             checked += 1;
         }
     }
     assert!(checked >= 100, "{checked}");
+}
+
+/// The store's pages are data page v2 (levels uncompressed, so the writer neither joins levels
+/// and values into one buffer nor compresses the levels) and values PLAIN where no dictionary is
+/// used: with v2, parquet-rs would otherwise switch to DELTA encodings, slower to write and read
+/// (docs/adr/0001-parquet-layout.md).
+fn assert_pages_v2_without_delta(path: &std::path::Path) {
+    let reader = SerializedFileReader::new(File::open(path).expect("open")).expect("footer");
+    let mut data_pages = 0;
+    for g in 0..reader.num_row_groups() {
+        let group = reader.get_row_group(g).expect("row group");
+        for c in 0..group.num_columns() {
+            let chunk = group.metadata().column(c);
+            for e in chunk.encodings() {
+                assert!(
+                    matches!(
+                        e,
+                        Encoding::PLAIN | Encoding::RLE | Encoding::RLE_DICTIONARY
+                    ),
+                    "{}: {:?} in {}",
+                    path.display(),
+                    e,
+                    chunk.column_path()
+                );
+            }
+            let pages = group.get_column_page_reader(c).expect("pages");
+            for page in pages {
+                let page = page.expect("page");
+                assert_ne!(
+                    page.page_type(),
+                    PageType::DATA_PAGE,
+                    "{}",
+                    chunk.column_path()
+                );
+                data_pages += usize::from(page.page_type() == PageType::DATA_PAGE_V2);
+            }
+        }
+    }
+    assert!(data_pages > 0, "{}: no data page", path.display());
 }
