@@ -314,6 +314,41 @@ fn malformed_bodies_get_prosts_error_and_leave_the_request_empty() {
     bytes[at] = 0xff;
     assert!(decode_protobuf(&bytes).is_err());
     assert!(decode_protobuf_with_prost(&bytes).is_err());
+    // Values of 64 bytes and more are validated with SIMD: a bad byte in the first chunk, in a
+    // later one, in the tail after the last whole chunk, and a sequence cut at a chunk's end.
+    let long = format!("{}\u{e9}{}", "a".repeat(150), "b".repeat(60));
+    let e9 = 150;
+    for (at, bad) in [
+        (3, &[0xffu8][..]),
+        (70, &[0xc3]),
+        (205, &[0x80]),
+        (63, &[0xe2, 0x82]),
+    ] {
+        let mut req = full(1, "x");
+        req.resource_spans[0].scope_spans[0].spans[0].name = long.clone();
+        let mut bytes = req.encode_to_vec();
+        let start = bytes
+            .windows(long.len())
+            .position(|w| w == long.as_bytes())
+            .unwrap();
+        bytes[start + at..start + at + bad.len()].copy_from_slice(bad);
+        let mut reused = full(1, "old");
+        let ours = decode_protobuf_into(&mut reused, &bytes);
+        let prost = decode_protobuf_with_prost(&bytes);
+        assert!(prost.is_err(), "byte {at}");
+        assert_eq!(
+            ours.map_err(|e| e.to_string()).err(),
+            prost.map_err(|e| e.to_string()).err(),
+            "byte {at}"
+        );
+    }
+    // The same long value, intact, decodes.
+    let mut req = full(1, "x");
+    req.resource_spans[0].scope_spans[0].spans[0].name = long.clone();
+    let mut reused = full(1, "old");
+    decode_protobuf_into(&mut reused, &req.encode_to_vec()).unwrap();
+    assert_eq!(reused.resource_spans[0].scope_spans[0].spans[0].name, long);
+    assert_eq!(long.as_bytes()[e9], 0xc3);
 }
 
 /// xorshift64*: a fixed sequence, so a failure repeats.
