@@ -1,0 +1,56 @@
+"""scripts/bench_report.py renders what was measured, and says which build it measured.
+
+BENCHMARKS.md's generated block is the reference table; a block that does not name its commit
+cannot be told apart from a stale one, and a memory bound needs the peak of every repeat, not the
+median run's. Rendered here from a small results directory written by hand, so no build or
+benchmark runs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def analyzer_run(spans: int, rss: list[float]) -> dict:
+    check = {"wall_secs": 10.0, "ok": True, "peak_rss_mib": rss[0], "peak_rss_mib_all": rss,
+             "wall_secs_all": [10.0] * len(rss), "findings_by_rule": {"TL004": 7}}
+    return {
+        "spans": spans,
+        "store": {"bytes_per_span": 60.0},
+        "build": {"ingest_spans_per_sec": 50000.0, "generator": "test"},
+        "tripline_check": check,
+        "tripline_report_tools": {"wall_secs": 5.0, "ok": True},
+        "duckdb_tl002": {"wall_secs": 1.0, "rows": 0},
+        "duckdb_tl004": {"wall_secs": 4.0, "rows": 7},
+        "ratio_check_over_duckdb_tl002_tl004": 2.0,
+    }
+
+
+def test_block_names_the_build_and_the_peak_rss(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "build.json").write_text(json.dumps(
+        {"commit": "0123456789ab", "profile": "release", "built_at": "2026-12-05 02:00 UTC"}))
+    (results / "analyzer.json").write_text(json.dumps(
+        {"duckdb_version": "2.0.1", "runs": [analyzer_run(1_000_000, [700.0, 812.4, 790.0])]}))
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# Benchmarks\n\nprose\n\n<!-- bench:generated:begin -->\nold\n"
+                   "<!-- bench:generated:end -->\n\nafter\n")
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "bench_report.py"),
+                    "--results", str(results), "--benchmarks", str(doc)],
+                   check=True, capture_output=True)
+    text = doc.read_text()
+    assert "old" not in text and text.startswith("# Benchmarks\n\nprose") and "after" in text
+    assert "commit `0123456789ab`, cargo profile `release`" in text
+    row = next(line for line in text.splitlines() if line.startswith("| 1,000,000 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # spans, bytes/span, ingest, check s, check peak RSS: the largest repeat, not the median's
+    assert cells[3] == "10.0" and cells[4] == "812", cells
+    assert cells[-1] == "7 / 7", cells
+    # sections whose results are missing say so instead of rendering empty tables
+    assert "collector results missing" in text
