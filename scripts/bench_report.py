@@ -222,8 +222,11 @@ def main():
            "; do not edit by hand._", ""]
     build = load(os.path.join(args.results, "build.json"))
     if build:
+        size = build.get("tripline_bytes")
+        size_text = (f" The `tripline` binary: {size:,} bytes ({size / 2**20:.1f} MiB)."
+                     if size else "")
         gen += [f"Measured build: commit `{build.get('commit')}`, cargo profile "
-                f"`{build.get('profile')}` (built {build.get('built_at')}).", ""]
+                f"`{build.get('profile')}` (built {build.get('built_at')}).{size_text}", ""]
     gen += [
            "### Machine", "",
            "| nproc | CPU (/proc/cpuinfo) | RAM | kernel | rustc |", "|---:|---|---:|---|---|",

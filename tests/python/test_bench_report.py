@@ -35,7 +35,8 @@ def test_block_names_the_build_and_the_peak_rss(tmp_path: Path) -> None:
     results = tmp_path / "results"
     results.mkdir()
     (results / "build.json").write_text(json.dumps(
-        {"commit": "0123456789ab", "profile": "release", "built_at": "2026-12-05 02:00 UTC"}))
+        {"commit": "0123456789ab", "profile": "release", "built_at": "2026-12-05 02:00 UTC",
+         "tripline_bytes": 78_969_424}))
     (results / "analyzer.json").write_text(json.dumps(
         {"duckdb_version": "2.0.1", "runs": [analyzer_run(1_000_000, [700.0, 812.4, 790.0])]}))
     doc = tmp_path / "BENCHMARKS.md"
@@ -47,6 +48,7 @@ def test_block_names_the_build_and_the_peak_rss(tmp_path: Path) -> None:
     text = doc.read_text()
     assert "old" not in text and text.startswith("# Benchmarks\n\nprose") and "after" in text
     assert "commit `0123456789ab`, cargo profile `release`" in text
+    assert "The `tripline` binary: 78,969,424 bytes (75.3 MiB)." in text
     row = next(line for line in text.splitlines() if line.startswith("| 1,000,000 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     # spans, bytes/span, ingest, check s, check peak RSS: the largest repeat, not the median's
