@@ -41,6 +41,12 @@ pub enum ColumnType {
     Utf8List,
     /// `Map<Utf8, AnyValue struct>` ([`crate::schema::attribute_map_type`]).
     AttributeMap,
+    /// `Utf8`: a whole attribute list as one JSON object, keys in the order sent, each value in
+    /// OTLP/JSON `AnyValue` form (`{"service.name":{"stringValue":"crm"}}`;
+    /// [`crate::encode::attributes_json`]). For lists that repeat on every row of a request (the
+    /// resource's and the scope's): one dictionary-encoded value per row instead of seven Parquet
+    /// leaves per attribute per row.
+    AttributesJson,
     /// `List<event struct>` ([`crate::schema::event_type`]).
     Events,
     /// `List<link struct>` ([`crate::schema::link_type`]).
@@ -106,6 +112,14 @@ pub enum Fill {
     /// Derived at ingest from content payloads ([`crate::derived`]); `result_is_error` may also
     /// be mapped by a dialect.
     Derived,
+    /// Kept so that files of an older schema version read with the same schema, written null
+    /// since the version named (its facts moved to another column, which readers take first).
+    Retired {
+        /// The schema version that stopped filling it.
+        since: &'static str,
+        /// The column that holds its facts now.
+        by: &'static str,
+    },
 }
 
 /// Whether and when the analyzer reads a column.
@@ -209,7 +223,8 @@ impl ColumnDef {
 }
 
 use ColumnType::{
-    AttributeMap, Binary, Boolean, Events, Int64, Links, Timestamp, ToolDefinitions, Utf8, Utf8List,
+    AttributeMap, AttributesJson, Binary, Boolean, Events, Int64, Links, Timestamp,
+    ToolDefinitions, Utf8, Utf8List,
 };
 
 /// A column the converter fills from the span, its resource or scope.
@@ -239,6 +254,10 @@ const fn custom(ty: ColumnType, attribute: &'static str) -> ColumnDef {
 /// A content column: the string payload of `attribute`, plain-encoded (large, unique).
 const fn content(attribute: &'static str, role: ContentRole) -> ColumnDef {
     ColumnDef::of(Utf8, Fill::Content { attribute, role })
+}
+/// A column files of schema `since` and later write null; `by` holds its facts.
+const fn retired(ty: ColumnType, since: &'static str, by: &'static str) -> ColumnDef {
+    ColumnDef::of(ty, Fill::Retired { since, by })
 }
 /// A fact derived at ingest from content payloads.
 const fn derived(ty: ColumnType) -> ColumnDef {
@@ -279,12 +298,13 @@ columns! {
     SERVICE_NAME: "service_name" = span(Utf8).dict().base(),
     SERVICE_VERSION: "service_version" = span(Utf8).dict(),
     SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8).dict(),
-    RESOURCE_ATTRIBUTES: "resource_attributes" = span(AttributeMap),
+    RESOURCE_ATTRIBUTES: "resource_attributes" =
+        retired(AttributeMap, "2", "resource_attributes_json"),
     RESOURCE_DROPPED_ATTRIBUTES_COUNT: "resource_dropped_attributes_count" = span(Int64),
     RESOURCE_SCHEMA_URL: "resource_schema_url" = span(Utf8),
     SCOPE_NAME: "scope_name" = span(Utf8).dict().base(),
     SCOPE_VERSION: "scope_version" = span(Utf8).dict().on_request(),
-    SCOPE_ATTRIBUTES: "scope_attributes" = span(AttributeMap),
+    SCOPE_ATTRIBUTES: "scope_attributes" = retired(AttributeMap, "2", "scope_attributes_json"),
     SCOPE_DROPPED_ATTRIBUTES_COUNT: "scope_dropped_attributes_count" = span(Int64),
     SCOPE_SCHEMA_URL: "scope_schema_url" = span(Utf8),
     // GenAI (lifted; the order here is the semconv dialect's mapping order)
@@ -376,6 +396,10 @@ columns! {
     DIALECTS: "dialects" = span(Utf8List).base(),
     RECEIVED_AT: "received_at" = span(Timestamp),
     INGEST_SOURCE: "ingest_source" = span(Utf8).dict(),
+    // resource and scope attributes whole, as JSON text (schema 2; schema-1 files hold them in
+    // `resource_attributes` / `scope_attributes`, which schema 2 leaves null)
+    RESOURCE_ATTRIBUTES_JSON: "resource_attributes_json" = span(AttributesJson).dict(),
+    SCOPE_ATTRIBUTES_JSON: "scope_attributes_json" = span(AttributesJson).dict(),
 }
 
 /// Derives a constant slice from [`COLUMNS`] at compile time: `select!(T, placeholder, |c| expr)`
@@ -508,6 +532,14 @@ mod tests {
                 }
                 Fill::Content { .. } => assert_eq!(c.ty, Utf8, "{}", c.name),
                 Fill::Span | Fill::Derived => {}
+                Fill::Retired { by, .. } => {
+                    let successor = COLUMNS.iter().find(|s| s.name == by);
+                    assert!(
+                        successor.is_some_and(|s| s.fill == Fill::Span),
+                        "{} is retired in favour of {by}, which the converter must fill",
+                        c.name
+                    );
+                }
             }
         }
         assert_eq!(CONTENT_COLUMNS.len(), 6);

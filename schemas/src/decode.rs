@@ -13,7 +13,7 @@ pub mod recycling;
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::AnyValue;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue};
 use prost::Message;
 
 use crate::error::DecodeError;
@@ -137,4 +137,10 @@ pub fn decode_json_line_signals(
 /// attribute values).
 pub(crate) fn decode_any_value_json(text: &str) -> Result<AnyValue, DecodeError> {
     otlp_json::decode_any_value(text.as_bytes())
+}
+
+/// Parses an attribute list stored as one JSON object (`resource_attributes_json`,
+/// `scope_attributes_json`: [`crate::encode::attributes_json`]), in the order it was written.
+pub fn decode_attributes_json(text: &str) -> Result<Vec<KeyValue>, DecodeError> {
+    otlp_json::decode_attributes_object(text.as_bytes())
 }

@@ -114,6 +114,7 @@ pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
         || matches!(
             c.ty,
             ColumnType::AttributeMap
+                | ColumnType::AttributesJson
                 | ColumnType::Events
                 | ColumnType::Links
                 | ColumnType::ToolDefinitions

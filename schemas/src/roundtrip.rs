@@ -19,7 +19,7 @@ use opentelemetry_proto::tonic::trace::v1::{span, ResourceSpans, ScopeSpans, Spa
 
 use crate::columns::CONTENT_COLUMNS;
 use crate::convert::value_type;
-use crate::decode::decode_any_value_json;
+use crate::decode::{decode_any_value_json, decode_attributes_json};
 use crate::error::SchemaError;
 use crate::kind_status::{SpanKind, StatusCode};
 use crate::schema::col;
@@ -30,7 +30,11 @@ pub fn batch_to_request(batch: &RecordBatch) -> Result<ExportTraceServiceRequest
     let mut out: Vec<ResourceSpans> = Vec::new();
     for row in 0..batch.num_rows() {
         let resource = Resource {
-            attributes: c.map_row(row, col::RESOURCE_ATTRIBUTES, c.resource_attributes)?,
+            attributes: c.attributes_row(
+                row,
+                (col::RESOURCE_ATTRIBUTES_JSON, c.resource_attributes_json),
+                (col::RESOURCE_ATTRIBUTES, c.resource_attributes),
+            )?,
             dropped_attributes_count: c.u32(
                 row,
                 col::RESOURCE_DROPPED_ATTRIBUTES_COUNT,
@@ -42,7 +46,11 @@ pub fn batch_to_request(batch: &RecordBatch) -> Result<ExportTraceServiceRequest
         let scope = InstrumentationScope {
             name: opt_str(c.scope_name, row),
             version: opt_str(c.scope_version, row),
-            attributes: c.map_row(row, col::SCOPE_ATTRIBUTES, c.scope_attributes)?,
+            attributes: c.attributes_row(
+                row,
+                (col::SCOPE_ATTRIBUTES_JSON, c.scope_attributes_json),
+                (col::SCOPE_ATTRIBUTES, c.scope_attributes),
+            )?,
             dropped_attributes_count: c.u32(
                 row,
                 col::SCOPE_DROPPED_ATTRIBUTES_COUNT,
@@ -90,6 +98,17 @@ fn opt_str(a: &StringArray, row: usize) -> String {
     }
 }
 
+/// A column added in a later schema version: `None` when the batch predates it.
+fn optional_column<'a, T: 'static>(
+    batch: &'a RecordBatch,
+    name: &'static str,
+) -> Result<Option<&'a T>, SchemaError> {
+    match batch.column_by_name(name) {
+        Some(_) => column(batch, name).map(Some),
+        None => Ok(None),
+    }
+}
+
 fn column<'a, T: 'static>(
     batch: &'a RecordBatch,
     name: &'static str,
@@ -124,11 +143,14 @@ struct Columns<'a> {
     status_code: &'a StringArray,
     status_message: &'a StringArray,
     resource_attributes: &'a MapArray,
+    /// Absent from a schema-1 batch read as written.
+    resource_attributes_json: Option<&'a StringArray>,
     resource_dropped: &'a Int64Array,
     resource_schema_url: &'a StringArray,
     scope_name: &'a StringArray,
     scope_version: &'a StringArray,
     scope_attributes: &'a MapArray,
+    scope_attributes_json: Option<&'a StringArray>,
     scope_dropped: &'a Int64Array,
     scope_schema_url: &'a StringArray,
     content: Vec<(&'static str, &'a StringArray)>,
@@ -160,11 +182,13 @@ impl<'a> Columns<'a> {
             status_code: column(b, col::STATUS_CODE)?,
             status_message: column(b, col::STATUS_MESSAGE)?,
             resource_attributes: column(b, col::RESOURCE_ATTRIBUTES)?,
+            resource_attributes_json: optional_column(b, col::RESOURCE_ATTRIBUTES_JSON)?,
             resource_dropped: column(b, col::RESOURCE_DROPPED_ATTRIBUTES_COUNT)?,
             resource_schema_url: column(b, col::RESOURCE_SCHEMA_URL)?,
             scope_name: column(b, col::SCOPE_NAME)?,
             scope_version: column(b, col::SCOPE_VERSION)?,
             scope_attributes: column(b, col::SCOPE_ATTRIBUTES)?,
+            scope_attributes_json: optional_column(b, col::SCOPE_ATTRIBUTES_JSON)?,
             scope_dropped: column(b, col::SCOPE_DROPPED_ATTRIBUTES_COUNT)?,
             scope_schema_url: column(b, col::SCOPE_SCHEMA_URL)?,
             content,
@@ -199,6 +223,26 @@ impl<'a> Columns<'a> {
             return Ok(Vec::new());
         }
         map_entries(&m.value(row), row, name)
+    }
+
+    /// A resource's or scope's attributes: from the JSON column where it is set (schema 2), from
+    /// the map otherwise (schema-1 files, which have no JSON column).
+    fn attributes_row(
+        &self,
+        row: usize,
+        (json_name, json): (&'static str, Option<&StringArray>),
+        (map_name, map): (&'static str, &MapArray),
+    ) -> Result<Vec<KeyValue>, SchemaError> {
+        match json.filter(|j| !j.is_null(row)) {
+            Some(j) => {
+                decode_attributes_json(j.value(row)).map_err(|e| SchemaError::InvalidValue {
+                    row,
+                    column: json_name,
+                    message: e.to_string(),
+                })
+            }
+            None => self.map_row(row, map_name, map),
+        }
     }
 
     fn span(&self, row: usize) -> Result<Span, SchemaError> {

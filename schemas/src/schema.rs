@@ -26,7 +26,13 @@ use crate::columns::{ColumnType, COLUMNS};
 
 /// Version of the canonical row, stamped into every Parquet file's key/value metadata under
 /// [`SCHEMA_VERSION_KEY`]. Bump when columns are added.
-pub const SCHEMA_VERSION: &str = "1";
+///
+/// - `1`: the first row.
+/// - `2`: `resource_attributes_json` and `scope_attributes_json` hold the resource's and the
+///   scope's attributes as JSON text, written once per request and dictionary-encoded; the maps
+///   `resource_attributes` and `scope_attributes` stay in the schema (schema-1 files fill them)
+///   and are written null. Readers take the JSON column where it is set, the map otherwise.
+pub const SCHEMA_VERSION: &str = "2";
 /// Parquet / Arrow metadata key holding [`SCHEMA_VERSION`].
 pub const SCHEMA_VERSION_KEY: &str = "tripline.schema_version";
 
@@ -132,6 +138,7 @@ pub fn data_type(ty: ColumnType) -> DataType {
         ColumnType::Timestamp => ts_us(),
         ColumnType::Utf8List => list_of(DataType::Utf8),
         ColumnType::AttributeMap => attribute_map_type(),
+        ColumnType::AttributesJson => DataType::Utf8,
         ColumnType::Events => list_of(event_type()),
         ColumnType::Links => list_of(link_type()),
         ColumnType::ToolDefinitions => list_of(tool_definition_type()),

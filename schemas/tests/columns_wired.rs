@@ -13,7 +13,7 @@ use arrow::array::{Array, ListArray, MapArray};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValue};
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
-use schemas::columns::{ColumnType, Origin, COLUMNS};
+use schemas::columns::{ColumnType, Fill, Origin, COLUMNS};
 use schemas::{convert_request, decode_json, IngestContext};
 
 fn ctx() -> IngestContext {
@@ -44,14 +44,29 @@ fn every_column_is_filled_from_the_fixture() {
     assert_eq!(converted.accepted, 1, "{:?}", converted.rejection_reasons);
     let batch = converted.batch;
     let mut unfilled = Vec::new();
+    let mut filled_retired = Vec::new();
     for c in COLUMNS {
         let array = batch
             .column_by_name(c.name)
             .expect("declared column in batch");
-        if empty_at(array.as_ref(), 0) {
-            unfilled.push(c.name);
+        match (c.fill, empty_at(array.as_ref(), 0)) {
+            (Fill::Retired { by, .. }, true) => {
+                let successor = batch.column_by_name(by).expect("successor in batch");
+                assert!(
+                    !empty_at(successor.as_ref(), 0),
+                    "{by}, which took over from {}, is empty",
+                    c.name
+                );
+            }
+            (Fill::Retired { .. }, false) => filled_retired.push(c.name),
+            (_, true) => unfilled.push(c.name),
+            (_, false) => {}
         }
     }
+    assert!(
+        filled_retired.is_empty(),
+        "retired columns the converter still fills: {filled_retired:?}"
+    );
     assert!(
         unfilled.is_empty(),
         "declared but not filled by the converter from a span that carries them: {unfilled:?}"

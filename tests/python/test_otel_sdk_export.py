@@ -105,8 +105,11 @@ def test_every_span_lands_once_with_exact_identity_and_timing(exported):
         assert row["service_name"] == expected_service
         assert row["scope_name"] == span.instrumentation_scope.name
         assert row["scope_version"] == span.instrumentation_scope.version
-        assert attr(row["resource_attributes"], "deployment.environment.name")["str"] == "ci"
-        assert attr(row["resource_attributes"], "telemetry.sdk.language")["str"] == "python"
+        # schema 2: the resource's attributes as one JSON object per row, the map left null
+        resource = json.loads(row["resource_attributes_json"])
+        assert resource["deployment.environment.name"] == {"stringValue": "ci"}
+        assert resource["telemetry.sdk.language"] == {"stringValue": "python"}
+        assert row["resource_attributes"] is None
         # the Python exporter always sets HAS_IS_REMOTE (0x100), plus IS_REMOTE (0x200) for a remote parent
         remote = bool(span.parent and span.parent.is_remote)
         assert row["flags"] == (0x300 if remote else 0x100), span.name

@@ -99,8 +99,8 @@ fn offset(len: usize) -> i32 {
 /// the converter's cost. Here an entry appends its key, a type byte and its one value; the
 /// `str` field keeps an offset per entry and the rarely set `int`/`double`/`bool`/`bytes` fields
 /// keep only the entries that have them; validity and the other slots are filled in once, at
-/// [`finish`](Self::finish). A map that repeats on every row (resource, scope) is built once as
-/// a template and copied per row in bulk ([`row_from_template`](Self::row_from_template)).
+/// [`finish`](Self::finish). The resource's and scope's attributes, which repeat on every row,
+/// are not maps since schema 2 but one JSON text per row ([`crate::encode::attributes_json`]).
 #[derive(Debug, Clone)]
 pub struct AttrMapBuilder {
     offsets: Vec<i32>,
@@ -158,16 +158,6 @@ impl AttrMapBuilder {
             bytes_data: Vec::new(),
             scratch: String::new(),
         }
-    }
-
-    /// A one-row template of `attrs` (unique keys, [`dedup_attributes`]) for
-    /// [`row_from_template`](Self::row_from_template).
-    pub fn template(attrs: &[(&str, Option<&AnyValue>)]) -> Self {
-        let mut t = Self::with_capacity(1, attrs.len());
-        for &(k, v) in attrs {
-            t.entry(k, v);
-        }
-        t
     }
 
     /// Entries appended so far.
@@ -271,41 +261,6 @@ impl AttrMapBuilder {
         for &(k, v) in attrs {
             self.entry(k, v);
         }
-        self.end_row();
-    }
-
-    /// Appends a whole row holding the entries of `t` (a [`template`](Self::template)): the
-    /// same entries [`row_from_unique`](Self::row_from_unique) would append, copied in bulk.
-    pub fn row_from_template(&mut self, t: &AttrMapBuilder) {
-        let entry_base = self.entries();
-        let key_base = self.key_data.len();
-        self.key_data.extend_from_slice(&t.key_data);
-        self.key_offsets.extend(
-            t.key_offsets[1..]
-                .iter()
-                .map(|&o| offset(key_base + o as usize)),
-        );
-        let str_base = self.str_data.len();
-        self.str_data.extend_from_slice(&t.str_data);
-        self.str_offsets.extend(
-            t.str_offsets[1..]
-                .iter()
-                .map(|&o| offset(str_base + o as usize)),
-        );
-        self.types.extend_from_slice(&t.types);
-        self.ints
-            .extend(t.ints.iter().map(|&(i, v)| (entry_base + i, v)));
-        self.doubles
-            .extend(t.doubles.iter().map(|&(i, v)| (entry_base + i, v)));
-        self.bools
-            .extend(t.bools.iter().map(|&(i, v)| (entry_base + i, v)));
-        let bytes_base = self.bytes_data.len();
-        self.bytes_data.extend_from_slice(&t.bytes_data);
-        self.bytes.extend(
-            t.bytes
-                .iter()
-                .map(|&(i, s, e)| (entry_base + i, bytes_base + s, bytes_base + e)),
-        );
         self.end_row();
     }
 
@@ -469,10 +424,10 @@ mod tests {
         AnyValue { value: Some(v) }
     }
 
-    /// Every value type lands in its field with the right validity, a template row equals the
-    /// same entries appended one by one, and null and empty rows keep their offsets.
+    /// Every value type lands in its field with the right validity, two rows of the same entries
+    /// read alike, and null and empty rows keep their offsets.
     #[test]
-    fn every_value_type_and_template_rows() {
+    fn every_value_type_and_repeated_rows() {
         let values = [
             any(Value::StringValue("s".into())),
             any(Value::BoolValue(true)),
@@ -493,7 +448,7 @@ mod tests {
         let mut b = AttrMapBuilder::with_capacity(4, 0);
         b.row_from_unique(&attrs);
         b.null_row();
-        b.row_from_template(&AttrMapBuilder::template(&attrs));
+        b.row_from_unique(&attrs);
         b.end_row();
         let map = b.finish().expect("finish");
         let map = map.as_map();

@@ -28,15 +28,15 @@ pub struct Origin<'a> {
     pub service_name: Option<&'a str>,
     pub service_version: Option<&'a str>,
     pub service_instance_id: Option<&'a str>,
-    /// The resource's attribute map, built once per resource ([`AttrMapBuilder::template`] of
-    /// its unique keys) and copied into every row.
-    pub resource_attributes: &'a AttrMapBuilder,
+    /// The resource's attributes as JSON text, built once per resource
+    /// ([`crate::encode::attributes_json`] of its unique keys) and stored in every row.
+    pub resource_attributes_json: &'a str,
     pub resource_dropped: u32,
     pub resource_schema_url: &'a str,
     pub scope_name: &'a str,
     pub scope_version: &'a str,
-    /// The scope's attribute map, built once per scope.
-    pub scope_attributes: &'a AttrMapBuilder,
+    /// The scope's attributes as JSON text, built once per scope.
+    pub scope_attributes_json: &'a str,
     pub scope_dropped: u32,
     pub scope_schema_url: &'a str,
 }
@@ -83,12 +83,16 @@ pub struct SpanBatchBuilder {
     service_name: StringBuilder,
     service_version: SparseStr,
     service_instance_id: SparseStr,
+    /// Null in every row since schema 2 (the JSON column holds the resource's attributes).
     resource_attributes: AttrMapBuilder,
+    resource_attributes_json: StringBuilder,
     resource_dropped: Int64Builder,
     resource_schema_url: SparseStr,
     scope_name: StringBuilder,
     scope_version: SparseStr,
+    /// Null in every row since schema 2.
     scope_attributes: AttrMapBuilder,
+    scope_attributes_json: StringBuilder,
     scope_dropped: Int64Builder,
     scope_schema_url: SparseStr,
     slots: Vec<SlotBuilder>,
@@ -126,10 +130,10 @@ fn non_empty(s: &str) -> Option<&str> {
 pub struct Capacity {
     /// Spans.
     pub rows: usize,
-    /// Resource attribute entries over all rows (a resource's attributes once per span).
-    pub resource_entries: usize,
-    /// Scope attribute entries over all rows.
-    pub scope_entries: usize,
+    /// Bytes per row of the resource's attributes as JSON text (the largest resource's).
+    pub resource_json_bytes: usize,
+    /// Bytes per row of the scope's attributes as JSON text.
+    pub scope_json_bytes: usize,
     /// The spans' own attributes.
     pub span_entries: usize,
 }
@@ -176,12 +180,14 @@ impl SpanBatchBuilder {
             service_name: short(16),
             service_version: sparse_str(8),
             service_instance_id: sparse_str(16),
-            resource_attributes: AttrMapBuilder::with_capacity(n, cap.resource_entries),
+            resource_attributes: AttrMapBuilder::with_capacity(n, 0),
+            resource_attributes_json: short(cap.resource_json_bytes),
             resource_dropped: ints(),
             resource_schema_url: sparse_str(0),
             scope_name: short(16),
             scope_version: sparse_str(8),
-            scope_attributes: AttrMapBuilder::with_capacity(n, cap.scope_entries),
+            scope_attributes: AttrMapBuilder::with_capacity(n, 0),
+            scope_attributes_json: short(cap.scope_json_bytes),
             scope_dropped: ints(),
             scope_schema_url: sparse_str(40),
             slots: SLOTS
@@ -261,8 +267,9 @@ impl SpanBatchBuilder {
         self.service_version.append_option(origin.service_version);
         self.service_instance_id
             .append_option(origin.service_instance_id);
-        self.resource_attributes
-            .row_from_template(origin.resource_attributes);
+        self.resource_attributes.null_row();
+        self.resource_attributes_json
+            .append_value(origin.resource_attributes_json);
         self.resource_dropped
             .append_value(i64::from(origin.resource_dropped));
         self.resource_schema_url
@@ -270,8 +277,9 @@ impl SpanBatchBuilder {
         self.scope_name.append_option(non_empty(origin.scope_name));
         self.scope_version
             .append_option(non_empty(origin.scope_version));
-        self.scope_attributes
-            .row_from_template(origin.scope_attributes);
+        self.scope_attributes.null_row();
+        self.scope_attributes_json
+            .append_value(origin.scope_attributes_json);
         self.scope_dropped
             .append_value(i64::from(origin.scope_dropped));
         self.scope_schema_url
@@ -380,6 +388,10 @@ impl SpanBatchBuilder {
         );
         put(col::RESOURCE_ATTRIBUTES, self.resource_attributes.finish()?);
         put(
+            col::RESOURCE_ATTRIBUTES_JSON,
+            Arc::new(self.resource_attributes_json.finish()),
+        );
+        put(
             col::RESOURCE_DROPPED_ATTRIBUTES_COUNT,
             Arc::new(self.resource_dropped.finish()),
         );
@@ -393,6 +405,10 @@ impl SpanBatchBuilder {
             Arc::new(self.scope_version.flushed().finish()),
         );
         put(col::SCOPE_ATTRIBUTES, self.scope_attributes.finish()?);
+        put(
+            col::SCOPE_ATTRIBUTES_JSON,
+            Arc::new(self.scope_attributes_json.finish()),
+        );
         put(
             col::SCOPE_DROPPED_ATTRIBUTES_COUNT,
             Arc::new(self.scope_dropped.finish()),

@@ -27,10 +27,11 @@ use prost::Message as _;
 
 use crate::derived::Derived;
 use crate::dialects::{DialectEngine, KeyCache, KeyFacts, SpanView};
+use crate::encode::attributes_json;
 use crate::schema::span_schema;
 pub(crate) use attrs::dedup_attributes;
 pub use attrs::{value_type, REDACTED};
-use builder::{AttrMapBuilder, Capacity, Origin, RowParts, SpanBatchBuilder};
+use builder::{Capacity, Origin, RowParts, SpanBatchBuilder};
 use rejections::Rejections;
 
 /// Where and when a request was received.
@@ -190,13 +191,16 @@ fn span_count(req: &ExportTraceServiceRequest) -> usize {
 fn capacity(req: &ExportTraceServiceRequest) -> Capacity {
     let mut cap = Capacity::default();
     for rs in &req.resource_spans {
-        let resource = rs.resource.as_ref().map_or(0, |r| r.attributes.len());
+        // JSON text of the attributes: about their encoded size and the names of the value types
+        let json =
+            |attrs: &[KeyValue]| 2 + attrs.iter().map(|kv| kv.encoded_len() + 24).sum::<usize>();
+        let resource = rs.resource.as_ref().map_or(2, |r| json(&r.attributes));
+        cap.resource_json_bytes = cap.resource_json_bytes.max(resource);
         for ss in &rs.scope_spans {
-            let scope = ss.scope.as_ref().map_or(0, |s| s.attributes.len());
+            let scope = ss.scope.as_ref().map_or(2, |s| json(&s.attributes));
+            cap.scope_json_bytes = cap.scope_json_bytes.max(scope);
             let spans = ss.spans.len();
             cap.rows += spans;
-            cap.resource_entries += resource.saturating_mul(spans);
-            cap.scope_entries += scope.saturating_mul(spans);
             cap.span_entries += ss.spans.iter().map(|s| s.attributes.len()).sum::<usize>();
         }
     }
@@ -273,17 +277,16 @@ fn convert_unbounded(
 
     for rs in &req.resource_spans {
         let resource_attrs = rs.resource.as_ref().map_or(&empty, |r| &r.attributes);
-        let resource_template = AttrMapBuilder::template(&dedup_attributes(resource_attrs));
+        let resource_json = attributes_json(&dedup_attributes(resource_attrs));
         for ss in &rs.scope_spans {
             let scope = ss.scope.as_ref();
-            let scope_template = AttrMapBuilder::template(&dedup_attributes(
-                scope.map_or(&empty, |s| &s.attributes),
-            ));
+            let scope_json =
+                attributes_json(&dedup_attributes(scope.map_or(&empty, |s| &s.attributes)));
             let origin = Origin {
                 service_name: string_attr(resource_attrs, SERVICE_NAME),
                 service_version: string_attr(resource_attrs, SERVICE_VERSION),
                 service_instance_id: string_attr(resource_attrs, SERVICE_INSTANCE_ID),
-                resource_attributes: &resource_template,
+                resource_attributes_json: &resource_json,
                 resource_dropped: rs
                     .resource
                     .as_ref()
@@ -291,7 +294,7 @@ fn convert_unbounded(
                 resource_schema_url: &rs.schema_url,
                 scope_name: scope.map_or("", |s| s.name.as_str()),
                 scope_version: scope.map_or("", |s| s.version.as_str()),
-                scope_attributes: &scope_template,
+                scope_attributes_json: &scope_json,
                 scope_dropped: scope.map_or(0, |s| s.dropped_attributes_count),
                 scope_schema_url: &ss.schema_url,
             };

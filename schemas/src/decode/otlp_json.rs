@@ -42,6 +42,39 @@ pub(super) fn decode_any_value(body: &[u8]) -> Result<AnyValue, DecodeError> {
     Ok(parsed.0)
 }
 
+/// Parses a JSON object of attributes (`{"key":{"stringValue":"v"},...}`, the form
+/// [`crate::encode::attributes_json`] writes) into key/values in the object's order.
+pub(super) fn decode_attributes_object(body: &[u8]) -> Result<Vec<KeyValue>, DecodeError> {
+    struct Attrs(Vec<KeyValue>);
+    impl<'de> Deserialize<'de> for Attrs {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Attrs;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a JSON object of attributes")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Attrs, A::Error> {
+                    let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                    while let Some(key) = map.next_key::<String>()? {
+                        let value: JAnyValue = map.next_value()?;
+                        out.push(KeyValue {
+                            key,
+                            value: Some(value.0),
+                            ..Default::default()
+                        });
+                    }
+                    Ok(Attrs(out))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let parsed: Attrs = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(e, 0))?;
+    Ok(parsed.0)
+}
+
 pub(super) fn json_error(
     e: serde_path_to_error::Error<serde_json::Error>,
     line_offset: usize,
