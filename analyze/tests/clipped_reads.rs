@@ -174,8 +174,10 @@ fn clipped_reads_equal_full_reads(version: WriterVersion) {
         assert_eq!(entries(&read, name, with_str), want, "{name}");
         with_entries += want.iter().flatten().filter(|e| !e.is_empty()).count();
     }
+    // Since schema 2 the registry attributes the typed columns hold whole are not in the maps:
+    // the samples' other attributes (and content attributes) fill these rows.
     assert!(
-        with_entries > 50,
+        with_entries >= 5,
         "only {with_entries} rows with attributes"
     );
     let names = event_names(&full);

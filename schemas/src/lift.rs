@@ -6,6 +6,9 @@
 //! the converter, not inside either: the dialect engine fills the slots, the converter builds
 //! their columns.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
 
 use crate::columns::{select_columns, ColumnDef, ColumnType};
@@ -28,14 +31,18 @@ pub struct Slot {
     pub column: &'static str,
     /// Its Arrow shape.
     pub kind: SlotKind,
+    /// The attribute the registry lists for it (`gen_ai.tool.name`): sent under this name with
+    /// exactly the column's value, the attribute is kept in the column only
+    /// ([`crate::convert::moved`]).
+    pub attribute: &'static str,
 }
 
 impl Slot {
     /// The slot of a lifted column of a liftable type.
     const fn of(c: &ColumnDef) -> Option<Slot> {
-        if c.lifted_from().is_none() {
+        let Some(attribute) = c.lifted_from() else {
             return None;
-        }
+        };
         let kind = match c.ty {
             ColumnType::Utf8 => SlotKind::Str,
             ColumnType::Int64 => SlotKind::Int,
@@ -46,6 +53,7 @@ impl Slot {
         Some(Slot {
             column: c.name,
             kind,
+            attribute: attribute.name,
         })
     }
 }
@@ -55,13 +63,43 @@ pub const SLOTS: &[Slot] = select_columns!(
     Slot,
     Slot {
         column: "",
-        kind: SlotKind::Str
+        kind: SlotKind::Str,
+        attribute: "",
     },
     |c| Slot::of(c)
 );
 
 /// Number of liftable columns.
 pub const N_SLOTS: usize = SLOTS.len();
+// Slot `i` is bit `i` of the `attributes_in_columns` Int64 (its sign bit unused).
+const _: () = assert!(N_SLOTS <= 63);
+
+/// The slot whose registry attribute is `key`, if any (each attribute feeds at most one column:
+/// `columns` tests it).
+pub fn registry_slot(key: &str) -> Option<usize> {
+    static BY_ATTRIBUTE: OnceLock<HashMap<&'static str, usize, foldhash::fast::RandomState>> =
+        OnceLock::new();
+    BY_ATTRIBUTE
+        .get_or_init(|| {
+            SLOTS
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.attribute, i))
+                .collect()
+        })
+        .get(key)
+        .copied()
+}
+
+/// The registry attributes of the slots whose bits `mask` sets (bit `i` is slot `i`, the value
+/// of the `attributes_in_columns` column), in slot order.
+pub fn attributes_in_columns(mask: i64) -> impl Iterator<Item = &'static Slot> + Clone {
+    SLOTS
+        .iter()
+        .enumerate()
+        .filter(move |(i, _)| mask & (1i64 << i) != 0)
+        .map(|(_, s)| s)
+}
 
 /// Slot index of a column, if it is liftable.
 pub fn slot_index(column: &str) -> Option<usize> {

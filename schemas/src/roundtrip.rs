@@ -12,7 +12,7 @@ use arrow::array::{Array, BinaryArray, Int64Array, ListArray, MapArray, StringAr
 use arrow::record_batch::RecordBatch;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{
-    any_value::Value, AnyValue, InstrumentationScope, KeyValue,
+    any_value::Value, AnyValue, ArrayValue, InstrumentationScope, KeyValue,
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{span, ResourceSpans, ScopeSpans, Span, Status};
@@ -22,6 +22,7 @@ use crate::convert::value_type;
 use crate::decode::{decode_any_value_json, decode_attributes_json};
 use crate::error::SchemaError;
 use crate::kind_status::{SpanKind, StatusCode};
+use crate::lift::{attributes_in_columns, SlotKind};
 use crate::schema::col;
 
 /// Rebuilds the OTLP request a batch of canonical rows came from.
@@ -116,6 +117,13 @@ fn column<'a, T: 'static>(
     let array = batch
         .column_by_name(name)
         .ok_or_else(|| SchemaError::MissingColumn(name.to_string()))?;
+    downcast(array, name)
+}
+
+fn downcast<'a, T: 'static>(
+    array: &'a arrow::array::ArrayRef,
+    name: &'static str,
+) -> Result<&'a T, SchemaError> {
     array
         .as_any()
         .downcast_ref::<T>()
@@ -152,6 +160,9 @@ struct Columns<'a> {
     scope_attributes: &'a MapArray,
     scope_attributes_json: Option<&'a StringArray>,
     scope_dropped: &'a Int64Array,
+    /// Absent from a schema-1 batch read as written.
+    attributes_in_columns: Option<&'a Int64Array>,
+    batch: &'a RecordBatch,
     scope_schema_url: &'a StringArray,
     content: Vec<(&'static str, &'a StringArray)>,
     content_attributes: &'a MapArray,
@@ -189,6 +200,8 @@ impl<'a> Columns<'a> {
             scope_version: column(b, col::SCOPE_VERSION)?,
             scope_attributes: column(b, col::SCOPE_ATTRIBUTES)?,
             scope_attributes_json: optional_column(b, col::SCOPE_ATTRIBUTES_JSON)?,
+            attributes_in_columns: optional_column(b, col::ATTRIBUTES_IN_COLUMNS)?,
+            batch: b,
             scope_dropped: column(b, col::SCOPE_DROPPED_ATTRIBUTES_COUNT)?,
             scope_schema_url: column(b, col::SCOPE_SCHEMA_URL)?,
             content,
@@ -245,8 +258,66 @@ impl<'a> Columns<'a> {
         }
     }
 
+    /// The registry attributes kept only in their typed columns (`attributes_in_columns`, schema
+    /// 2), rebuilt with the name and value type they were sent with.
+    fn in_columns(&self, row: usize, out: &mut Vec<KeyValue>) -> Result<(), SchemaError> {
+        let Some(mask) = self
+            .attributes_in_columns
+            .filter(|m| !m.is_null(row))
+            .map(|m| m.value(row))
+            .filter(|&m| m != 0)
+        else {
+            return Ok(());
+        };
+        for slot in attributes_in_columns(mask) {
+            let missing = || SchemaError::InvalidValue {
+                row,
+                column: col::ATTRIBUTES_IN_COLUMNS,
+                message: format!(
+                    "says `{}` is kept in `{}`, which is null",
+                    slot.attribute, slot.column
+                ),
+            };
+            let array = self
+                .batch
+                .column_by_name(slot.column)
+                .ok_or_else(|| SchemaError::MissingColumn(slot.column.to_string()))?;
+            if array.is_null(row) {
+                return Err(missing());
+            }
+            let value = match slot.kind {
+                SlotKind::Str => Value::StringValue(
+                    downcast::<StringArray>(array, slot.column)?
+                        .value(row)
+                        .to_string(),
+                ),
+                SlotKind::Int => {
+                    Value::IntValue(downcast::<Int64Array>(array, slot.column)?.value(row))
+                }
+                SlotKind::StrList => {
+                    let items = downcast::<ListArray>(array, slot.column)?.value(row);
+                    let items = downcast::<StringArray>(&items, slot.column)?;
+                    Value::ArrayValue(ArrayValue {
+                        values: (0..items.len())
+                            .map(|i| AnyValue {
+                                value: Some(Value::StringValue(items.value(i).to_string())),
+                            })
+                            .collect(),
+                    })
+                }
+            };
+            out.push(KeyValue {
+                key: slot.attribute.to_string(),
+                value: Some(AnyValue { value: Some(value) }),
+                ..Default::default()
+            });
+        }
+        Ok(())
+    }
+
     fn span(&self, row: usize) -> Result<Span, SchemaError> {
         let mut attributes = self.map_row(row, col::ATTRIBUTES, self.attributes)?;
+        self.in_columns(row, &mut attributes)?;
         attributes.extend(self.map_row(row, col::CONTENT_ATTRIBUTES, self.content_attributes)?);
         for (key, array) in &self.content {
             if !array.is_null(row) {

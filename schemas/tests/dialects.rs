@@ -195,12 +195,31 @@ fn semconv_fixture() {
         defs,
         vec![(Some("get_ticket".to_string()), Some(false), None, None)]
     );
-    // canonical content left `attributes`; typed copies stay there
-    let keys = map_keys(&b, "attributes", 0).expect("attributes");
+    // canonical content left `attributes`, and so did the registry attributes their typed
+    // columns hold exactly (schema 2: `attributes_in_columns` names them)
+    let keys = map_keys(&b, "attributes", 0).unwrap_or_default();
     assert!(!keys
         .iter()
         .any(|k| k == "gen_ai.tool.definitions" || k == "gen_ai.input.messages"));
-    assert!(keys.iter().any(|k| k == "gen_ai.provider.name"));
+    assert!(!keys.iter().any(|k| k == "gen_ai.provider.name"));
+    let mask = b
+        .column_by_name("attributes_in_columns")
+        .expect("mask column")
+        .as_any()
+        .downcast_ref::<arrow::array::Int64Array>()
+        .expect("Int64")
+        .value(0);
+    let in_columns: Vec<&str> = schemas::lift::attributes_in_columns(mask)
+        .map(|s| s.attribute)
+        .collect();
+    assert!(
+        in_columns.contains(&"gen_ai.provider.name"),
+        "{in_columns:?}"
+    );
+    assert!(
+        in_columns.contains(&"gen_ai.usage.input_tokens"),
+        "{in_columns:?}"
+    );
     assert_eq!(map_keys(&b, "content_attributes", 0), None);
 
     assert_eq!(str(&b, "mcp_session_id", 1).as_deref(), Some("sess-9"));

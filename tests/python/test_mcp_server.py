@@ -453,9 +453,10 @@ def test_own_spans_pass_check_with_no_finding(tripline_bin, sample_store, start_
     spans = duck_query(
         collector.data_dir,
         "SELECT name, kind, status_code, service_name, mcp_method_name, gen_ai_tool_name, gen_ai_operation_name,"
-        " error_type, attributes['network.transport'].str AS transport, lower(hex(trace_id)) AS trace_id,"
+        " error_type, network_transport AS transport, lower(hex(trace_id)) AS trace_id,"
         " lower(hex(span_id)) AS span_id, lower(hex(parent_span_id)) AS parent, mcp_session_id,"
-        " attributes['mcp.protocol.version'].str AS protocol FROM spans",
+        " mcp_protocol_version AS protocol, attributes['network.transport'].str AS transport_in_map,"
+        " attributes_in_columns FROM spans",
     )
     ours = [s for s in spans if s["service_name"] == "tripline-mcp"]
     host_spans = {s["span_id"]: s for s in spans if s["service_name"] == "mcp-test-agent"}
@@ -470,6 +471,9 @@ def test_own_spans_pass_check_with_no_finding(tripline_bin, sample_store, start_
     errors = [s for s in served if s["status_code"] == "ERROR"]
     assert len(errors) == 6 and all(s["error_type"] == "tool_error" for s in errors)
     assert {s["transport"] for s in served} == {"pipe", "tcp"}
+    # Sent under their registry names with the columns' exact values, the two attributes are kept
+    # in their typed columns only (schema 2), and `attributes_in_columns` says so.
+    assert all(s["transport_in_map"] is None and s["attributes_in_columns"] for s in served)
     assert {s["protocol"] for s in served} == {"2025-11-25", "2026-07-28"}
     # A session id on the handshake protocol over HTTP only (2026-07-28 has no sessions).
     sessions = [s for s in served if s["mcp_session_id"]]

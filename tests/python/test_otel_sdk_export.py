@@ -233,9 +233,15 @@ def test_generic_attributes_events_and_links_are_lossless(exported):
     tags = attr(tool["attributes"], "acme.tags")
     assert tags["type"] == "array"
     assert json.loads(tags["str"]) == {"arrayValue": {"values": [{"stringValue": "crm"}, {"stringValue": "write"}]}}
-    # typed columns are lifted copies: the original attribute is still in the map
-    assert attr(tool["attributes"], "gen_ai.tool.name")["str"] == sc.TOOL
-    assert attr(tool["attributes"], "gen_ai.tool.call.id")["str"] == sc.TOOL_CALL_ID
+    # schema 2: an attribute sent under its registry name with exactly its typed column's value is
+    # kept in that column only, and `attributes_in_columns` has its slot's bit set (the pinned
+    # bit order: schemas/src/convert/moved.rs)
+    assert tool["gen_ai_tool_name"] == sc.TOOL and tool["gen_ai_tool_call_id"] == sc.TOOL_CALL_ID
+    assert "gen_ai.tool.name" not in attr_keys(tool["attributes"])
+    assert "gen_ai.tool.call.id" not in attr_keys(tool["attributes"])
+    tool_name_bit, call_id_bit = 14, 15
+    assert tool["attributes_in_columns"] & (1 << tool_name_bit)
+    assert tool["attributes_in_columns"] & (1 << call_id_bit)
 
     # links: both linked contexts and their typed attributes
     chat = run.by_name("chat gpt-4.1")

@@ -52,8 +52,19 @@ impl Projection {
     /// Adds columns (e.g. content columns for a rule that scans content).
     pub fn with(mut self, cols: &[&'static str]) -> Self {
         for col in cols {
-            if !BASE_COLUMNS.contains(col) && !self.extra.contains(col) {
-                self.extra.push(col);
+            // the map's keys are the span's keys only with those kept in typed columns
+            let with: &[&'static str] = if *col == schemas::schema::col::ATTRIBUTES {
+                &[
+                    schemas::schema::col::ATTRIBUTES,
+                    schemas::schema::col::ATTRIBUTES_IN_COLUMNS,
+                ]
+            } else {
+                std::slice::from_ref(col)
+            };
+            for col in with {
+                if !BASE_COLUMNS.contains(col) && !self.extra.contains(col) {
+                    self.extra.push(col);
+                }
             }
         }
         self

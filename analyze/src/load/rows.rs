@@ -83,7 +83,15 @@ struct Interner {
     raw_bytes: usize,
     /// Per string column of the batch being read, the value it interned last ([`Slot`]).
     last: Vec<Option<Sym>>,
+    /// Key lists with the registry attributes kept in typed columns added
+    /// ([`Interner::with_in_columns`]), by (the map's key list, `attributes_in_columns`). The
+    /// map's list is kept too, so its allocation (the key) is never reused for another list.
+    in_columns: HashMap<(usize, i64), (SymList, SymList), foldhash::fast::RandomState>,
 }
+
+/// At most this many key lists are kept with their typed-column keys added; past it a row's list
+/// is built for it alone.
+const MAX_IN_COLUMNS_LISTS: usize = 4_096;
 
 /// A shared list as its strings lie in a string column: their bytes back to back and where
 /// each one ends.
@@ -151,6 +159,27 @@ impl Interner {
             return (list, true);
         }
         (list, false)
+    }
+
+    /// `keys` (a row's `attributes` map keys) followed by the registry attributes its
+    /// `attributes_in_columns` mask says are kept in typed columns: every key the span was sent
+    /// with. Worked out once per distinct (key list, mask).
+    fn with_in_columns(&mut self, keys: SymList, mask: i64) -> SymList {
+        let id = (keys.as_ptr() as usize, mask);
+        if let Some((_, list)) = self.in_columns.get(&id) {
+            return list.clone();
+        }
+        let moved = schemas::lift::attributes_in_columns(mask).map(|s| s.attribute);
+        let all: Vec<String> = keys
+            .iter()
+            .map(|k| k.as_str().to_string())
+            .chain(moved.map(str::to_string))
+            .collect();
+        let list = self.list(all.iter().map(String::as_str));
+        if self.in_columns.len() < MAX_IN_COLUMNS_LISTS {
+            self.in_columns.insert(id, (keys, list.clone()));
+        }
+        list
     }
 
     /// [`Interner::list`] of the non-null strings `lo..hi` of `a`. The strings of a list lie
@@ -348,6 +377,7 @@ const OTHER_READ_COLUMNS: &[&str] = &[
     col::TOOL_DEFINITIONS,
     col::EVENTS,
     col::ATTRIBUTES,
+    col::ATTRIBUTES_IN_COLUMNS,
     col::CONTENT_ATTRIBUTES,
 ];
 
@@ -374,6 +404,8 @@ struct Columns {
     tool_definitions: Option<StructList>,
     events: Option<StructList>,
     attributes: Option<StrMap>,
+    /// `attributes_in_columns` (schema 2), read with `attributes`.
+    attributes_in_columns: Option<Int64Array>,
     content: Vec<(ContentSet, StrCol)>,
     content_attributes: Option<StrMap>,
 }
@@ -682,6 +714,7 @@ impl Columns {
             tool_definitions: list(batch, col::TOOL_DEFINITIONS)?.and_then(StructList::new),
             events: list(batch, col::EVENTS)?.and_then(StructList::new),
             attributes: map(batch, col::ATTRIBUTES)?.and_then(StrMap::new),
+            attributes_in_columns: int64(batch, col::ATTRIBUTES_IN_COLUMNS)?,
             content,
             content_attributes: map(batch, col::CONTENT_ATTRIBUTES)?.and_then(StrMap::new),
         })
@@ -728,6 +761,15 @@ impl Columns {
         }
         if let Some(a) = &self.attributes {
             row.attribute_keys = a.keys(i, interner);
+            let mask = self
+                .attributes_in_columns
+                .as_ref()
+                .filter(|m| !m.is_null(i))
+                .map_or(0, |m| m.value(i));
+            if mask != 0 {
+                let keys = std::mem::take(&mut row.attribute_keys);
+                row.attribute_keys = interner.with_in_columns(keys, mask);
+            }
         }
         // Content only where the span has some: most spans carry none, and an empty box per
         // row reads the same to every rule (no content field) at an allocation a row.

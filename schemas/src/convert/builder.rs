@@ -45,6 +45,9 @@ pub struct Origin<'a> {
 pub struct RowParts<'a> {
     pub split: Split<'a>,
     pub lifted: &'a [Option<SlotValue>; N_SLOTS],
+    /// Which registry attributes were removed from `split.attributes` because their lifted
+    /// column holds them whole ([`super::moved`]).
+    pub attributes_in_columns: i64,
     pub derived: &'a Derived,
     pub dialects: &'a [&'static str],
     pub redact: bool,
@@ -93,6 +96,7 @@ pub struct SpanBatchBuilder {
     /// Null in every row since schema 2.
     scope_attributes: AttrMapBuilder,
     scope_attributes_json: StringBuilder,
+    attributes_in_columns: Int64Builder,
     scope_dropped: Int64Builder,
     scope_schema_url: SparseStr,
     slots: Vec<SlotBuilder>,
@@ -188,6 +192,7 @@ impl SpanBatchBuilder {
             scope_version: sparse_str(8),
             scope_attributes: AttrMapBuilder::with_capacity(n, 0),
             scope_attributes_json: short(cap.scope_json_bytes),
+            attributes_in_columns: ints(),
             scope_dropped: ints(),
             scope_schema_url: sparse_str(40),
             slots: SLOTS
@@ -333,6 +338,8 @@ impl SpanBatchBuilder {
             self.attributes.entry(key, *value);
         }
         self.attributes.end_row();
+        self.attributes_in_columns
+            .append_value(parts.attributes_in_columns);
         self.dropped_attributes
             .append_value(i64::from(span.dropped_attributes_count));
         self.events.row(&span.events);
@@ -408,6 +415,10 @@ impl SpanBatchBuilder {
         put(
             col::SCOPE_ATTRIBUTES_JSON,
             Arc::new(self.scope_attributes_json.finish()),
+        );
+        put(
+            col::ATTRIBUTES_IN_COLUMNS,
+            Arc::new(self.attributes_in_columns.finish()),
         );
         put(
             col::SCOPE_DROPPED_ATTRIBUTES_COUNT,

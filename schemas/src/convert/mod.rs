@@ -15,6 +15,7 @@
 mod attrs;
 mod builder;
 mod content;
+pub(crate) mod moved;
 mod nested;
 mod null_runs;
 mod rejections;
@@ -329,12 +330,16 @@ fn convert_unbounded(
                     }),
                     ..Derived::default()
                 };
-                let split = content::split(&attrs, &facts, outcome.matched, engine, &mut derived);
+                let mut split =
+                    content::split(&attrs, &facts, outcome.matched, engine, &mut derived);
+                let attributes_in_columns =
+                    moved::move_into_columns(&mut split.attributes, &outcome.lifted);
                 dialects.clear();
                 dialects.extend(outcome.dialect_ids());
                 let parts = RowParts {
                     split,
                     lifted: &outcome.lifted,
+                    attributes_in_columns,
                     derived: &derived,
                     dialects: &dialects,
                     redact: ctx.redact_content,
