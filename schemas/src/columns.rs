@@ -400,8 +400,9 @@ columns! {
     // `resource_attributes` / `scope_attributes`, which schema 2 leaves null)
     RESOURCE_ATTRIBUTES_JSON: "resource_attributes_json" = span(AttributesJson).dict(),
     SCOPE_ATTRIBUTES_JSON: "scope_attributes_json" = span(AttributesJson).dict(),
-    // which registry attributes are kept only in their typed column (schema 2; bit i is slot i
-    // of `lift::SLOTS`; null in schema-1 files, which keep every attribute in `attributes`)
+    // which registry attributes are kept only in their typed column (schema 2; bit i is the
+    // column `lift::IN_COLUMNS_BITS` names at i; null in schema-1 files, which keep every
+    // attribute in `attributes`)
     ATTRIBUTES_IN_COLUMNS: "attributes_in_columns" = span(Int64).on_request(),
 }
 

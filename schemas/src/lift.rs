@@ -71,8 +71,6 @@ pub const SLOTS: &[Slot] = select_columns!(
 
 /// Number of liftable columns.
 pub const N_SLOTS: usize = SLOTS.len();
-// Slot `i` is bit `i` of the `attributes_in_columns` Int64 (its sign bit unused).
-const _: () = assert!(N_SLOTS <= 63);
 
 /// The slot whose registry attribute is `key`, if any (each attribute feeds at most one column:
 /// `columns` tests it).
@@ -91,14 +89,74 @@ pub fn registry_slot(key: &str) -> Option<usize> {
         .copied()
 }
 
-/// The registry attributes of the slots whose bits `mask` sets (bit `i` is slot `i`, the value
-/// of the `attributes_in_columns` column), in slot order.
+/// The lifted columns in the order of their bits in `attributes_in_columns` (bit `i` is
+/// `IN_COLUMNS_BITS[i]`). Stored in every schema-2 file, so the order is fixed whatever the
+/// column table's order: a new lifted column is appended here (a test fails until it is).
+pub const IN_COLUMNS_BITS: &[&str] = &[
+    "gen_ai_operation_name",
+    "gen_ai_provider_name",
+    "gen_ai_request_model",
+    "gen_ai_response_model",
+    "gen_ai_response_id",
+    "gen_ai_response_finish_reasons",
+    "gen_ai_usage_input_tokens",
+    "gen_ai_usage_output_tokens",
+    "gen_ai_usage_cache_read_input_tokens",
+    "gen_ai_usage_cache_creation_input_tokens",
+    "gen_ai_usage_reasoning_output_tokens",
+    "gen_ai_conversation_id",
+    "gen_ai_agent_name",
+    "gen_ai_agent_id",
+    "gen_ai_tool_name",
+    "gen_ai_tool_call_id",
+    "gen_ai_tool_type",
+    "gen_ai_tool_description",
+    "gen_ai_prompt_name",
+    "mcp_method_name",
+    "mcp_session_id",
+    "mcp_protocol_version",
+    "mcp_resource_uri",
+    "mcp_transport",
+    "jsonrpc_request_id",
+    "rpc_response_status_code",
+    "network_transport",
+    "error_type",
+    "skill_name",
+    "skill_version",
+    "skill_invocation_source",
+    "guardrail_name",
+    "guardrail_decision",
+];
+// Bit `i` of an Int64 (its sign bit unused).
+const _: () = assert!(IN_COLUMNS_BITS.len() <= 63);
+
+/// The `attributes_in_columns` bit of each slot (`None` only for a slot missing from
+/// [`IN_COLUMNS_BITS`], which a test forbids; such a slot's attribute is never moved).
+pub fn in_columns_bit(slot: usize) -> Option<u32> {
+    static BITS: OnceLock<Vec<Option<u32>>> = OnceLock::new();
+    BITS.get_or_init(|| {
+        SLOTS
+            .iter()
+            .map(|s| {
+                IN_COLUMNS_BITS
+                    .iter()
+                    .position(|c| *c == s.column)
+                    .map(|b| b as u32)
+            })
+            .collect()
+    })
+    .get(slot)
+    .copied()
+    .flatten()
+}
+
+/// The slots whose bits `mask` (an `attributes_in_columns` value) sets, in bit order.
 pub fn attributes_in_columns(mask: i64) -> impl Iterator<Item = &'static Slot> + Clone {
-    SLOTS
+    IN_COLUMNS_BITS
         .iter()
         .enumerate()
-        .filter(move |(i, _)| mask & (1i64 << i) != 0)
-        .map(|(_, s)| s)
+        .filter(move |(bit, _)| mask & (1i64 << bit) != 0)
+        .filter_map(|(_, column)| slot_index(column).map(|i| &SLOTS[i]))
 }
 
 /// Slot index of a column, if it is liftable.

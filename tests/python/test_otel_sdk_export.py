@@ -235,7 +235,7 @@ def test_generic_attributes_events_and_links_are_lossless(exported):
     assert json.loads(tags["str"]) == {"arrayValue": {"values": [{"stringValue": "crm"}, {"stringValue": "write"}]}}
     # schema 2: an attribute sent under its registry name with exactly its typed column's value is
     # kept in that column only, and `attributes_in_columns` has its slot's bit set (the pinned
-    # bit order: schemas/src/convert/moved.rs)
+    # bit order: IN_COLUMNS_BITS in schemas/src/lift.rs)
     assert tool["gen_ai_tool_name"] == sc.TOOL and tool["gen_ai_tool_call_id"] == sc.TOOL_CALL_ID
     assert "gen_ai.tool.name" not in attr_keys(tool["attributes"])
     assert "gen_ai.tool.call.id" not in attr_keys(tool["attributes"])

@@ -6,8 +6,8 @@
 //! well, each cost every row seven more Parquet leaves with their levels: on the benchmark load
 //! the map was 31% of the collector's Parquet write, and the analyzer decoded it whole to learn
 //! its keys. Such an attribute is now stored once, in its column, and the row's
-//! `attributes_in_columns` bitmask (bit `i`: slot `i` of [`crate::lift::SLOTS`]) says which
-//! registry attributes were sent, so the round trip restores them and the analyzer still sees
+//! `attributes_in_columns` bitmask (bit `i`: the column [`crate::lift::IN_COLUMNS_BITS`] names
+//! at `i`) says which registry attributes were sent, so the round trip restores them and the analyzer still sees
 //! every key that was sent.
 //!
 //! Only an exact copy moves: the key is the registry's name for the column and the column holds
@@ -17,7 +17,7 @@
 
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
 
-use crate::lift::{registry_slot, SlotValue, N_SLOTS};
+use crate::lift::{in_columns_bit, registry_slot, SlotValue, N_SLOTS};
 
 /// Removes from `attrs` every attribute its lifted column holds whole and returns the
 /// `attributes_in_columns` mask of those removed.
@@ -30,10 +30,13 @@ pub fn move_into_columns(
         let Some(slot) = registry_slot(key) else {
             return true;
         };
+        let Some(bit) = in_columns_bit(slot) else {
+            return true;
+        };
         if !holds_whole(value, lifted[slot].as_ref()) {
             return true;
         }
-        mask |= 1i64 << slot;
+        mask |= 1i64 << bit;
         false
     });
     mask
@@ -60,7 +63,7 @@ mod tests {
     use opentelemetry_proto::tonic::common::v1::ArrayValue;
 
     use super::*;
-    use crate::lift::{slot_index, SLOTS};
+    use crate::lift::{slot_index, IN_COLUMNS_BITS, SLOTS};
     use crate::schema::col;
 
     fn any(v: Value) -> AnyValue {
@@ -102,7 +105,8 @@ mod tests {
             ("gen_ai.request.model", Some(&model_v)),
         ];
         let mask = move_into_columns(&mut attrs, &lifted);
-        assert_eq!(mask, (1 << tool) | (1 << tokens) | (1 << reasons));
+        let bit = |slot| 1i64 << in_columns_bit(slot).expect("a bit");
+        assert_eq!(mask, bit(tool) | bit(tokens) | bit(reasons));
         let kept: Vec<&str> = attrs.iter().map(|(k, _)| *k).collect();
         assert_eq!(
             kept,
@@ -121,48 +125,28 @@ mod tests {
         );
     }
 
-    /// Bit `i` of `attributes_in_columns` is slot `i`: stored in every schema-2 file, so the
-    /// order is fixed. A new lifted column gets the next bit (append it here, at the end).
+    /// Every lifted column has exactly one bit, and the order is the one schema-2 files were
+    /// written with (the first bits, pinned: a new lifted column only appends).
     #[test]
-    fn the_bits_of_attributes_in_columns_are_pinned() {
-        let names: Vec<&str> = SLOTS.iter().map(|s| s.attribute).collect();
+    fn every_lifted_column_has_one_pinned_bit() {
+        for (slot, s) in SLOTS.iter().enumerate() {
+            assert!(
+                in_columns_bit(slot).is_some(),
+                "append `{}` to lift::IN_COLUMNS_BITS",
+                s.column
+            );
+        }
+        let mut sorted = IN_COLUMNS_BITS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), IN_COLUMNS_BITS.len(), "a column listed twice");
         assert_eq!(
-            names,
-            [
-                "gen_ai.operation.name",
-                "gen_ai.provider.name",
-                "gen_ai.request.model",
-                "gen_ai.response.model",
-                "gen_ai.response.id",
-                "gen_ai.response.finish_reasons",
-                "gen_ai.usage.input_tokens",
-                "gen_ai.usage.output_tokens",
-                "gen_ai.usage.cache_read.input_tokens",
-                "gen_ai.usage.cache_write.input_tokens",
-                "gen_ai.usage.reasoning.output_tokens",
-                "gen_ai.conversation.id",
-                "gen_ai.agent.name",
-                "gen_ai.agent.id",
-                "gen_ai.tool.name",
-                "gen_ai.tool.call.id",
-                "gen_ai.tool.type",
-                "gen_ai.tool.description",
-                "gen_ai.prompt.name",
-                "mcp.method.name",
-                "mcp.session.id",
-                "mcp.protocol.version",
-                "mcp.resource.uri",
-                "atlas.mcp.transport",
-                "jsonrpc.request.id",
-                "rpc.response.status_code",
-                "network.transport",
-                "error.type",
-                "skill.name",
-                "skill.version",
-                "skill.invocation_source",
-                "guardrail.name",
-                "guardrail.decision",
-            ]
+            IN_COLUMNS_BITS.len(),
+            N_SLOTS,
+            "a listed column is not lifted"
         );
+        assert_eq!(IN_COLUMNS_BITS[14], "gen_ai_tool_name");
+        assert_eq!(IN_COLUMNS_BITS[15], "gen_ai_tool_call_id");
+        assert_eq!(IN_COLUMNS_BITS[32], "guardrail_decision");
     }
 }
