@@ -9,12 +9,16 @@
 //!   carrying only its registry attribute (and a marker of its dialect) fills it, so the table,
 //!   the slots, the registry and the dialects agree without a fixture to update.
 
+mod common;
+
 use arrow::array::{Array, ListArray, MapArray};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValue};
+use opentelemetry_proto::tonic::common::v1::{any_value::Value, KeyValue};
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use schemas::columns::{ColumnType, Fill, Origin, COLUMNS};
 use schemas::{convert_request, decode_json, IngestContext};
+
+use common::kv;
 
 fn ctx() -> IngestContext {
     IngestContext {
@@ -93,14 +97,6 @@ fn sample_value(ty: ColumnType) -> Value {
     match ty {
         ColumnType::Int64 => Value::IntValue(7),
         _ => Value::StringValue("v".into()),
-    }
-}
-
-fn kv(key: &str, value: Value) -> KeyValue {
-    KeyValue {
-        key: key.into(),
-        value: Some(AnyValue { value: Some(value) }),
-        ..Default::default()
     }
 }
 

@@ -16,15 +16,7 @@ use prost::Message;
 use schemas::decode::recycling::{count_spans, decode_into, Unsupported};
 use schemas::decode::{decode_protobuf, decode_protobuf_into, decode_protobuf_with_prost};
 
-use common::{decode_file, recordings, request_files};
-
-fn kv(key: &str, value: Value) -> KeyValue {
-    KeyValue {
-        key: key.to_string(),
-        value: Some(AnyValue { value: Some(value) }),
-        key_strindex: 0,
-    }
-}
+use common::{decode_file, kv, recordings, request_files};
 
 fn text(s: &str) -> Value {
     Value::StringValue(s.to_string())

@@ -3,11 +3,13 @@
 //! Both must come back whole: a schema-2 row through Parquet, and a schema-1 row (the map set,
 //! no JSON column) as a store written before the change holds it.
 
+mod common;
+
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::{Field, Schema};
-use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValue};
+use opentelemetry_proto::tonic::common::v1::{any_value::Value, KeyValue};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -15,16 +17,9 @@ use parquet::arrow::ArrowWriter;
 use schemas::schema::col;
 use schemas::{
     batch_to_request, convert_request, span_schema, writer_properties, ExportTraceServiceRequest,
-    IngestContext,
 };
 
-fn kv(key: &str, value: Value) -> KeyValue {
-    KeyValue {
-        key: key.into(),
-        value: Some(AnyValue { value: Some(value) }),
-        ..Default::default()
-    }
-}
+use common::{ctx, kv};
 
 /// Attributes of every scalar type, none of them lifted into a column.
 fn attributes() -> Vec<KeyValue> {
@@ -69,14 +64,6 @@ fn request() -> ExportTraceServiceRequest {
             }],
             schema_url: String::new(),
         }],
-    }
-}
-
-fn ctx() -> IngestContext {
-    IngestContext {
-        received_at_unix_nano: 1_764_576_001_000_000_000,
-        source: "test".into(),
-        redact_content: false,
     }
 }
 

@@ -170,12 +170,7 @@ impl Interner {
             return list.clone();
         }
         let moved = schemas::lift::attributes_in_columns(mask).map(|s| s.attribute);
-        let all: Vec<String> = keys
-            .iter()
-            .map(|k| k.as_str().to_string())
-            .chain(moved.map(str::to_string))
-            .collect();
-        let list = self.list(all.iter().map(String::as_str));
+        let list = self.list(keys.iter().map(|k| k.as_str()).chain(moved));
         if self.in_columns.len() < MAX_IN_COLUMNS_LISTS {
             self.in_columns.insert(id, (keys, list.clone()));
         }

@@ -7,8 +7,8 @@
 //! the map was 31% of the collector's Parquet write, and the analyzer decoded it whole to learn
 //! its keys. Such an attribute is now stored once, in its column, and the row's
 //! `attributes_in_columns` bitmask (bit `i`: the column [`crate::lift::IN_COLUMNS_BITS`] names
-//! at `i`) says which registry attributes were sent, so the round trip restores them and the analyzer still sees
-//! every key that was sent.
+//! at `i`) says which registry attributes were sent, so the round trip restores them and the
+//! analyzer still sees every key that was sent.
 //!
 //! Only an exact copy moves: the key is the registry's name for the column and the column holds
 //! the value as sent (a string in a text column, an integer in an integer column, an array of

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::AnyValue;
+use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue, KeyValue};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::Status;
 use schemas::{decode_json, decode_protobuf, IngestContext};
@@ -85,6 +85,15 @@ pub fn recordings() -> Vec<(String, PathBuf)> {
     }
     out.sort();
     out
+}
+
+/// An attribute holding `value`.
+pub fn kv(key: &str, value: Value) -> KeyValue {
+    KeyValue {
+        key: key.into(),
+        value: Some(AnyValue { value: Some(value) }),
+        ..Default::default()
+    }
 }
 
 pub fn ctx() -> IngestContext {
