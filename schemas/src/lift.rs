@@ -6,6 +6,7 @@
 //! the converter, not inside either: the dialect engine fills the slots, the converter builds
 //! their columns.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -164,52 +165,70 @@ pub fn slot_index(column: &str) -> Option<usize> {
     SLOTS.iter().position(|s| s.column == column)
 }
 
-/// A lifted value, already in its column's shape.
+/// A lifted value, already in its column's shape. Text borrows from the request wherever the
+/// value is the attribute's own string (most lifted values): a span's dozen lifted strings were
+/// each copied into a `String` and freed after the builder had copied them again (2% of the
+/// collector's instructions per span, BENCHMARKS.md session 31).
 #[derive(Debug, Clone, PartialEq)]
-pub enum SlotValue {
+pub enum SlotValue<'a> {
     /// A string column value.
-    Str(String),
+    Str(Cow<'a, str>),
     /// An integer column value.
     Int(i64),
     /// A list-of-strings column value.
-    List(Vec<String>),
+    List(Vec<Cow<'a, str>>),
 }
 
 /// Coerces a string into `kind`; `None` when it does not fit (e.g. `"abc"` into an Int column).
-pub fn coerce_str(text: &str, kind: SlotKind) -> Option<SlotValue> {
+pub fn coerce_str<'a>(text: impl Into<Cow<'a, str>>, kind: SlotKind) -> Option<SlotValue<'a>> {
+    let text = text.into();
     match kind {
-        SlotKind::Str => Some(SlotValue::Str(text.to_string())),
-        SlotKind::Int => parse_int(text).map(SlotValue::Int),
+        SlotKind::Str => Some(SlotValue::Str(text)),
+        SlotKind::Int => parse_int(&text).map(SlotValue::Int),
         SlotKind::StrList => {
             let trimmed = text.trim_start();
             if trimmed.starts_with('[') {
                 if let Ok(list) = serde_json::from_str::<Vec<serde_json::Value>>(trimmed) {
-                    return Some(SlotValue::List(list.iter().map(json_scalar_text).collect()));
+                    return Some(SlotValue::List(
+                        list.iter()
+                            .map(|v| Cow::Owned(json_scalar_text(v)))
+                            .collect(),
+                    ));
                 }
             }
-            Some(SlotValue::List(vec![text.to_string()]))
+            Some(SlotValue::List(vec![text]))
         }
     }
 }
 
-/// Coerces an attribute value into `kind`.
-pub fn coerce_any(value: &AnyValue, kind: SlotKind) -> Option<SlotValue> {
+/// Coerces an attribute value into `kind`, borrowing its text where it is a string.
+pub fn coerce_any(value: &AnyValue, kind: SlotKind) -> Option<SlotValue<'_>> {
     let v = value.value.as_ref()?;
     match (kind, v) {
-        (_, Value::StringValue(s)) => coerce_str(s, kind),
+        (_, Value::StringValue(s)) => coerce_str(s.as_str(), kind),
         (SlotKind::Int, Value::IntValue(n)) => Some(SlotValue::Int(*n)),
         (SlotKind::Int, Value::DoubleValue(d)) if d.fract() == 0.0 && d.abs() < 9.2e18 => {
             Some(SlotValue::Int(*d as i64))
         }
         (SlotKind::Int, _) => None,
-        (SlotKind::Str, other) => scalar_text(other).map(SlotValue::Str),
+        (SlotKind::Str, other) => scalar_text(other).map(|t| SlotValue::Str(Cow::Owned(t))),
         (SlotKind::StrList, Value::ArrayValue(a)) => Some(SlotValue::List(
             a.values
                 .iter()
-                .filter_map(|v| v.value.as_ref().and_then(scalar_text))
+                .filter_map(|v| v.value.as_ref().and_then(scalar_cow))
                 .collect(),
         )),
-        (SlotKind::StrList, other) => scalar_text(other).map(|t| SlotValue::List(vec![t])),
+        (SlotKind::StrList, other) => {
+            scalar_text(other).map(|t| SlotValue::List(vec![Cow::Owned(t)]))
+        }
+    }
+}
+
+/// [`scalar_text`], borrowing strings.
+fn scalar_cow(v: &Value) -> Option<Cow<'_, str>> {
+    match v {
+        Value::StringValue(s) => Some(Cow::Borrowed(s.as_str())),
+        other => scalar_text(other).map(Cow::Owned),
     }
 }
 

@@ -44,7 +44,7 @@ pub struct Origin<'a> {
 /// Everything computed for one span besides the span itself.
 pub struct RowParts<'a> {
     pub split: Split<'a>,
-    pub lifted: &'a [Option<SlotValue>; N_SLOTS],
+    pub lifted: &'a [Option<SlotValue<'a>>; N_SLOTS],
     /// Which registry attributes were removed from `split.attributes` because their lifted
     /// column holds them whole ([`super::moved`]).
     pub attributes_in_columns: i64,
@@ -292,7 +292,7 @@ impl SpanBatchBuilder {
 
         for (builder, value) in self.slots.iter_mut().zip(parts.lifted.iter()) {
             match (builder, value) {
-                (SlotBuilder::Str(b), Some(SlotValue::Str(s))) => b.append_option(Some(s)),
+                (SlotBuilder::Str(b), Some(SlotValue::Str(s))) => b.append_option(Some(s.as_ref())),
                 (SlotBuilder::Str(b), _) => b.null(),
                 (SlotBuilder::Int(b), Some(SlotValue::Int(i))) => b.append_option(Some(*i)),
                 (SlotBuilder::Int(b), _) => b.null(),

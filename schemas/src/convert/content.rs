@@ -27,6 +27,8 @@ const TRUNCATION_MARKERS: &[&str] = &[
 pub struct Split<'a> {
     /// Generic attributes (unique keys).
     pub attributes: Vec<(&'a str, Option<&'a AnyValue>)>,
+    /// The [`KeyFacts`] of each of `attributes`, in the same order.
+    pub attribute_facts: Vec<KeyFacts>,
     /// Canonical content column values, in [`CONTENT_COLUMNS`] order.
     pub columns: [Option<&'a str>; N_CONTENT_COLUMNS],
     /// Raw vendor (or non-string canonical) content attributes.
@@ -46,6 +48,7 @@ pub fn split<'a>(
 ) -> Split<'a> {
     let mut out = Split {
         attributes: Vec::with_capacity(attrs.len()),
+        attribute_facts: Vec::with_capacity(attrs.len()),
         columns: [None; N_CONTENT_COLUMNS],
         content_attributes: Vec::new(),
         truncated: None,
@@ -58,10 +61,12 @@ pub fn split<'a>(
     for (&(key, value), f) in attrs.iter().zip(facts) {
         if !engine.may_be_content(f) {
             out.attributes.push((key, value));
+            out.attribute_facts.push(*f);
             continue;
         }
         let Some(m) = engine.content_role(key, f, matched) else {
             out.attributes.push((key, value));
+            out.attribute_facts.push(*f);
             continue;
         };
         let text = match value.and_then(|v| v.value.as_ref()) {

@@ -332,8 +332,11 @@ fn convert_unbounded(
                 };
                 let mut split =
                     content::split(&attrs, &facts, outcome.matched, engine, &mut derived);
-                let attributes_in_columns =
-                    moved::move_into_columns(&mut split.attributes, &outcome.lifted);
+                let attributes_in_columns = moved::move_into_columns(
+                    &mut split.attributes,
+                    &split.attribute_facts,
+                    &outcome.lifted,
+                );
                 dialects.clear();
                 dialects.extend(outcome.dialect_ids());
                 let parts = RowParts {

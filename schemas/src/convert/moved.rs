@@ -17,33 +17,40 @@
 
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
 
-use crate::lift::{in_columns_bit, registry_slot, SlotValue, N_SLOTS};
+use crate::dialects::KeyFacts;
+use crate::lift::{SlotValue, N_SLOTS};
 
 /// Removes from `attrs` every attribute its lifted column holds whole and returns the
-/// `attributes_in_columns` mask of those removed.
+/// `attributes_in_columns` mask of those removed. `facts[i]` are the [`KeyFacts`] of `attrs[i]`:
+/// they carry each name's registry slot and bit, looked up once per distinct name.
 pub fn move_into_columns(
     attrs: &mut Vec<(&str, Option<&AnyValue>)>,
-    lifted: &[Option<SlotValue>; N_SLOTS],
+    facts: &[KeyFacts],
+    lifted: &[Option<SlotValue<'_>>; N_SLOTS],
 ) -> i64 {
+    debug_assert_eq!(attrs.len(), facts.len());
     let mut mask = 0i64;
-    attrs.retain(|&(key, value)| {
-        let Some(slot) = registry_slot(key) else {
-            return true;
-        };
-        let Some(bit) = in_columns_bit(slot) else {
-            return true;
-        };
-        if !holds_whole(value, lifted[slot].as_ref()) {
-            return true;
+    let mut kept = 0;
+    for i in 0..attrs.len() {
+        let (_, value) = attrs[i];
+        let moved = facts
+            .get(i)
+            .and_then(KeyFacts::in_columns)
+            .filter(|&(slot, _)| holds_whole(value, lifted[slot].as_ref()));
+        match moved {
+            Some((_, bit)) => mask |= 1i64 << bit,
+            None => {
+                attrs[kept] = attrs[i];
+                kept += 1;
+            }
         }
-        mask |= 1i64 << bit;
-        false
-    });
+    }
+    attrs.truncate(kept);
     mask
 }
 
 /// Whether the lifted `column` value is exactly the attribute's `value`.
-fn holds_whole(value: Option<&AnyValue>, column: Option<&SlotValue>) -> bool {
+fn holds_whole(value: Option<&AnyValue>, column: Option<&SlotValue<'_>>) -> bool {
     match (value.and_then(|v| v.value.as_ref()), column) {
         (Some(Value::StringValue(s)), Some(SlotValue::Str(c))) => s == c,
         (Some(Value::IntValue(i)), Some(SlotValue::Int(c))) => i == c,
@@ -63,7 +70,7 @@ mod tests {
     use opentelemetry_proto::tonic::common::v1::ArrayValue;
 
     use super::*;
-    use crate::lift::{slot_index, IN_COLUMNS_BITS, SLOTS};
+    use crate::lift::{in_columns_bit, slot_index, IN_COLUMNS_BITS, SLOTS};
     use crate::schema::col;
 
     fn any(v: Value) -> AnyValue {
@@ -104,7 +111,9 @@ mod tests {
             ("jsonrpc.request.id", Some(&request_v)),
             ("gen_ai.request.model", Some(&model_v)),
         ];
-        let mask = move_into_columns(&mut attrs, &lifted);
+        let engine = crate::dialects::DialectEngine::get();
+        let facts: Vec<KeyFacts> = attrs.iter().map(|(k, _)| engine.key_facts(k)).collect();
+        let mask = move_into_columns(&mut attrs, &facts, &lifted);
         let bit = |slot| 1i64 << in_columns_bit(slot).expect("a bit");
         assert_eq!(mask, bit(tool) | bit(tokens) | bit(reasons));
         let kept: Vec<&str> = attrs.iter().map(|(k, _)| *k).collect();

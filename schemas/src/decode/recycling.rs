@@ -393,13 +393,19 @@ fn status(s: &mut Status, mut buf: &[u8]) -> Result<()> {
 }
 
 fn key_value(kv: &mut KeyValue, mut buf: &[u8], depth: u32) -> Result<()> {
-    kv.key.clear();
+    // The recycled key is kept until the field arrives, so `string` can find it already holds
+    // the same text (most keys: the same attribute at the same place as in the previous
+    // request) and skip validating and copying it; emptied at the end if no key was sent.
     kv.key_strindex = 0;
+    let mut key_seen = false;
     let mut value_seen = false;
     while !buf.is_empty() {
         let (tag, wt) = key(&mut buf)?;
         match tag {
-            1 => string(&mut kv.key, len(wt, &mut buf)?)?,
+            1 => {
+                string(&mut kv.key, len(wt, &mut buf)?)?;
+                key_seen = true;
+            }
             2 => {
                 let body = len(wt, &mut buf)?;
                 once(&mut value_seen)?;
@@ -412,6 +418,9 @@ fn key_value(kv: &mut KeyValue, mut buf: &[u8], depth: u32) -> Result<()> {
             3 => kv.key_strindex = varint_field(wt, &mut buf)? as i32,
             _ => skip(wt, &mut buf)?,
         }
+    }
+    if !key_seen {
+        kv.key.clear();
     }
     if !value_seen {
         kv.value = None;

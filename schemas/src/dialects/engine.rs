@@ -11,6 +11,7 @@
 //! request, so a span costs one hash lookup per attribute instead of three lookups plus the
 //! marker and content patterns (measured: BENCHMARKS.md, "Collector cost").
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -20,7 +21,8 @@ use opentelemetry_proto::tonic::common::v1::{any_value::Value, AnyValue};
 
 use super::{Condition, ContentRole, Mapping, Source, Transform, DIALECTS};
 use crate::lift::{
-    coerce_any, coerce_str, scalar_text, slot_index, SlotKind, SlotValue, N_SLOTS, SLOTS,
+    coerce_any, coerce_str, in_columns_bit, registry_slot, scalar_text, slot_index, SlotKind,
+    SlotValue, N_SLOTS, SLOTS,
 };
 use crate::schema::col;
 
@@ -111,6 +113,18 @@ pub(crate) struct KeyFacts {
     /// Bit i set = `content_patterns[i]` matches the name (the first 64 patterns; any further
     /// ones are matched at lookup).
     content_patterns: u64,
+    /// The lifted slot whose registry attribute the name is, and that slot's bit in
+    /// `attributes_in_columns`: looked up once per distinct name, not once per attribute.
+    in_columns: Option<(u16, u8)>,
+}
+
+impl KeyFacts {
+    /// The slot whose registry attribute the name is, with its `attributes_in_columns` bit
+    /// ([`crate::lift::registry_slot`], [`crate::lift::in_columns_bit`]).
+    pub fn in_columns(&self) -> Option<(usize, u32)> {
+        self.in_columns
+            .map(|(slot, bit)| (usize::from(slot), u32::from(bit)))
+    }
 }
 
 /// [`KeyFacts`] of the attribute names of one request, computed once per distinct name. Bounded:
@@ -149,15 +163,15 @@ impl<'k> KeyCache<'k> {
 }
 
 /// Per-span result of applying the registry.
-pub(crate) struct Outcome {
+pub(crate) struct Outcome<'a> {
     /// Bit i set = `DIALECTS[i]` matched.
     pub matched: u32,
-    pub lifted: [Option<SlotValue>; N_SLOTS],
+    pub lifted: [Option<SlotValue<'a>>; N_SLOTS],
     pub result_is_error: Option<bool>,
     pub result_type: Option<&'static str>,
 }
 
-impl Outcome {
+impl Outcome<'_> {
     pub fn dialect_ids(&self) -> impl Iterator<Item = &'static str> + '_ {
         DIALECTS
             .iter()
@@ -255,16 +269,21 @@ impl DialectEngine {
                 content_patterns |= 1 << i;
             }
         }
+        let in_columns = registry_slot(key).and_then(|slot| {
+            let bit = in_columns_bit(slot)?;
+            Some((u16::try_from(slot).ok()?, u8::try_from(bit).ok()?))
+        });
         KeyFacts {
             markers,
             mappings: self.attr_mappings.get(key).copied(),
             content_exact: self.content_exact.get(key).copied(),
             content_patterns,
+            in_columns,
         }
     }
 
     /// Applies every matching dialect to the span.
-    pub fn apply(&self, view: &SpanView<'_>) -> Outcome {
+    pub fn apply<'a>(&self, view: &SpanView<'a>) -> Outcome<'a> {
         let computed: Vec<KeyFacts>;
         let facts = if view.facts.len() == view.attrs.len() {
             view.facts
@@ -310,12 +329,12 @@ impl DialectEngine {
             };
             let m = &nm.m;
             self.assign(m, &mut out, &mut prio, || match m.mapping.transform {
-                Transform::Constant(c) | Transform::Correct(c) => Some(Raw::Text(c.to_string())),
+                Transform::Constant(c) | Transform::Correct(c) => Some(Raw::Text(Cow::Borrowed(c))),
                 Transform::Capture(hole) => captures
                     .iter()
                     .find(|(h, _)| *h == hole)
-                    .map(|(_, text)| Raw::Text(text.to_string())),
-                _ => Some(Raw::Text(view.name.to_string())),
+                    .map(|(_, text)| Raw::Text(Cow::Borrowed(text))),
+                _ => Some(Raw::Text(Cow::Borrowed(view.name))),
             });
         }
         out
@@ -324,7 +343,7 @@ impl DialectEngine {
     fn assign<'v>(
         &self,
         m: &CompiledMapping,
-        out: &mut Outcome,
+        out: &mut Outcome<'v>,
         prio: &mut Precedence,
         value: impl FnOnce() -> Option<Raw<'v>>,
     ) {
@@ -421,25 +440,27 @@ pub(crate) struct ContentMatch {
 /// A mapped value before coercion into the column type.
 enum Raw<'a> {
     Any(&'a AnyValue),
-    Text(String),
+    Text(Cow<'a, str>),
     Json(serde_json::Value),
 }
 
-impl Raw<'_> {
-    fn coerce(self, kind: SlotKind) -> Option<SlotValue> {
+impl<'a> Raw<'a> {
+    fn coerce(self, kind: SlotKind) -> Option<SlotValue<'a>> {
         match self {
             Raw::Any(v) => coerce_any(v, kind),
-            Raw::Text(t) => coerce_str(&t, kind),
-            Raw::Json(serde_json::Value::String(s)) => coerce_str(&s, kind),
+            Raw::Text(t) => coerce_str(t, kind),
+            Raw::Json(serde_json::Value::String(s)) => coerce_str(s, kind),
             Raw::Json(serde_json::Value::Null) => None,
             Raw::Json(serde_json::Value::Array(a)) if kind == SlotKind::StrList => {
                 Some(SlotValue::List(
                     a.iter()
-                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                        .map(|v| {
+                            Cow::Owned(v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                        })
                         .collect(),
                 ))
             }
-            Raw::Json(other) => coerce_str(&other.to_string(), kind),
+            Raw::Json(other) => coerce_str(other.to_string(), kind),
         }
     }
 
@@ -468,8 +489,8 @@ fn attr_equals(view: &SpanView<'_>, name: &str, expected: &str) -> bool {
 fn mapped_value<'a>(value: &'a AnyValue, m: &CompiledMapping) -> Option<Raw<'a>> {
     match m.mapping.transform {
         Transform::Identity | Transform::Capture(_) => Some(Raw::Any(value)),
-        Transform::Constant(c) | Transform::Correct(c) => Some(Raw::Text(c.to_string())),
-        Transform::HttpHeader => http_header_value(value).map(Raw::Text),
+        Transform::Constant(c) | Transform::Correct(c) => Some(Raw::Text(Cow::Borrowed(c))),
+        Transform::HttpHeader => http_header_value(value).map(|h| Raw::Text(Cow::Owned(h))),
         Transform::JsonPointer(pointer) => {
             let Some(Value::StringValue(text)) = value.value.as_ref() else {
                 return None;

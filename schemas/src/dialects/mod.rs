@@ -233,7 +233,7 @@ pub(crate) mod tests_support {
         for (i, v) in out.lifted.iter().enumerate() {
             if let Some(v) = v {
                 let text = match v {
-                    SlotValue::Str(s) => s.clone(),
+                    SlotValue::Str(s) => s.to_string(),
                     SlotValue::Int(n) => n.to_string(),
                     SlotValue::List(l) => l.join(","),
                 };
