@@ -366,6 +366,56 @@ def overload_run(args):
     }
 
 
+def run_step(key, fn):
+    """One step, after the page cache is written back; a failed step is reported, not raised."""
+    print(f"bench_collector: {key} ...", file=sys.stderr, flush=True)
+    # Each step starts with nothing left to write back: otlp2parquet does not fsync, and the
+    # kernel writing its hundreds of MB back during the next step would slow that step's fsyncs
+    # (tripline acknowledges only synced data) and charge one receiver's i/o to the other.
+    os.sync()
+    time.sleep(2)
+    try:
+        out = fn()
+    except Exception as e:  # a failed step is reported, the others still run
+        out = {"error": f"{type(e).__name__}: {e}"}
+    brief = {k: v for k, v in out.items() if not isinstance(v, (dict, list))}
+    print(f"bench_collector: {key}: {json.dumps(brief)}", file=sys.stderr, flush=True)
+    return out
+
+
+def run_pairs(res, fns, keys, pairs):
+    """The peak steps `keys` (tripline's, then the peer's) `pairs` times, alternated.
+
+    Why: the peer's spans per CPU-second moved by up to a quarter between sittings of one day
+    (BENCHMARKS.md, session 30), as much as the change being measured. Runs next to each other
+    share the machine's state, so each pair gives a ratio, and the median of those ratios is the
+    figure; each receiver's median run (by spans per CPU-second) stands for it in the tables,
+    with every run's figure kept beside it."""
+    runs = {k: [] for k in keys}
+    for _ in range(pairs):
+        for k in keys:
+            runs[k].append(run_step(k, fns[k]))
+    per_pair = []
+    for t, o in zip(*(runs[k] for k in keys)):
+        a, b = t.get("spans_per_cpu_sec"), o.get("spans_per_cpu_sec")
+        per_pair.append(a / b if a and b else None)
+    for k in keys:
+        ok = [r for r in runs[k] if r.get("spans_per_cpu_sec")]
+        if not ok:
+            res[k] = runs[k][0]
+            continue
+        med = dict(sorted(ok, key=lambda r: r["spans_per_cpu_sec"])[len(ok) // 2])
+        med["spans_per_cpu_sec_all"] = [r.get("spans_per_cpu_sec") for r in runs[k]]
+        med["all_runs_acked_readable"] = all(r.get("all_acked_readable") for r in runs[k])
+        res[k] = med
+    valid = sorted(r for r in per_pair if r is not None)
+    res["pairs"] = {
+        "count": pairs,
+        "ratios": per_pair,
+        "median_ratio": valid[len(valid) // 2] if valid else None,
+    }
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tripline", required=True)
@@ -383,6 +433,10 @@ def main():
                          "(e.g. \"--writer-nice 10\")")
     ap.add_argument("--latency-rate", type=float,
                     help="offered spans/s of the latency steps (default: 80%% of the peak step)")
+    ap.add_argument("--pairs", type=int, default=1,
+                    help="run the two HTTP peak steps this many times, alternated (tripline, "
+                         "otlp2parquet, tripline, ...); each receiver's median run is reported "
+                         "and the ratio is the median of the per-pair ratios")
     ap.add_argument("--steps", default="all",
                     help="comma-separated subset of the steps (tripline_http, otlp2parquet_http, "
                          "tripline_grpc, tripline_latency, otlp2parquet_latency, "
@@ -403,22 +457,16 @@ def main():
         ("tripline_overload", lambda: overload_run(args)),
     ]
     wanted = None if args.steps == "all" else set(args.steps.split(","))
+    paired = ("tripline_http", "otlp2parquet_http")
+    pairs = args.pairs if wanted is None or all(k in wanted for k in paired) else 1
+    if pairs > 1:
+        run_pairs(res, dict(steps), paired, pairs)
     for key, fn in steps:
         if wanted is not None and key not in wanted:
             continue
-        print(f"bench_collector: {key} ...", file=sys.stderr, flush=True)
-        # Each step starts with nothing left to write back: otlp2parquet does not fsync, and the
-        # kernel writing its hundreds of MB back during the next step would slow that step's
-        # fsyncs (tripline acknowledges only synced data) and charge one receiver's i/o to the
-        # other.
-        os.sync()
-        time.sleep(2)
-        try:
-            res[key] = fn()
-        except Exception as e:  # a failed step is reported, the others still run
-            res[key] = {"error": f"{type(e).__name__}: {e}"}
-        brief = {k: v for k, v in res[key].items() if not isinstance(v, (dict, list))}
-        print(f"bench_collector: {key}: {json.dumps(brief)}", file=sys.stderr, flush=True)
+        if key in res:
+            continue
+        res[key] = run_step(key, fn)
     with open(args.out, "w") as f:
         json.dump(res, f, indent=1)
 

@@ -56,3 +56,44 @@ def test_block_names_the_build_and_the_peak_rss(tmp_path: Path) -> None:
     assert cells[-1] == "7 / 7", cells
     # sections whose results are missing say so instead of rendering empty tables
     assert "collector results missing" in text
+
+
+def peak_run(receiver: str, per_cpu_sec: float, every: list[float], readable: bool) -> dict:
+    return {
+        "receiver": receiver, "protocol": "http",
+        "load": {"latency": {"p50_ms": 10.0, "p99_ms": 40.0}, "spans_acked": 1000},
+        "acked_spans_per_sec": 50_000.0, "spans_per_cpu_sec": per_cpu_sec,
+        "spans_per_cpu_sec_all": every, "all_runs_acked_readable": readable,
+        "peak_rss_mib": 300.0, "bytes_per_span": 40.0, "parquet_files": 1,
+        "all_acked_readable": True, "duckdb": {"rows": 1000},
+    }
+
+
+def test_alternated_pairs_give_the_median_of_the_pair_ratios(tmp_path: Path) -> None:
+    """With `--pairs`, the ratio is the median of the per-pair ratios (not the ratio of the two
+    medians), every run's figure is shown, and one unreadable run marks the row NO."""
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "collector.json").write_text(json.dumps({
+        "secs": 20, "batch": 512, "concurrency": 8,
+        "tripline_http": peak_run("tripline", 100_000.0, [90_000.0, 100_000.0, 120_000.0],
+                                  readable=False),
+        "otlp2parquet_http": peak_run("otlp2parquet", 50_000.0, [60_000.0, 50_000.0, 40_000.0],
+                                      readable=True),
+        # the ratio of the two medians would be 2.00: the pairs' median, 1.80, is the figure
+        "pairs": {"count": 3, "ratios": [1.5, 1.8, 3.0], "median_ratio": 1.8},
+    }))
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# B\n\n<!-- bench:generated:begin -->\n<!-- bench:generated:end -->\n")
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "bench_report.py"),
+                    "--results", str(results), "--benchmarks", str(doc)],
+                   check=True, capture_output=True)
+    text = doc.read_text()
+    assert "ratio per pair 1.50×, 1.80×, 3.00×" in text, text
+    assert "90,000, 100,000, 120,000 (tripline)" in text, text
+    row = next(line for line in text.splitlines() if line.startswith("| spans per CPU-second"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3] == "1.80×" and cells[5] == "**not met**", cells
+    tripline_row = next(line for line in text.splitlines()
+                        if line.startswith("| tripline collect (HTTP)"))
+    assert "| NO (" in tripline_row, tripline_row
