@@ -186,8 +186,10 @@ fn observe_blocks(d: &mut Derived, items: &[Value]) {
             .or_else(|| texts[0].get("content"))
             .and_then(Value::as_str)
             .is_some_and(|t| {
+                // A whole JSON text that starts with `{` is an object: checked for syntax only
+                // (`IgnoredAny` builds nothing), not parsed into a tree that is thrown away.
                 let t = t.trim_start();
-                t.starts_with('{') && serde_json::from_str::<Value>(t).is_ok_and(|v| v.is_object())
+                t.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok()
             });
     d.result_content_types.get_or_insert(types);
     d.result_text_is_json_object.get_or_insert(json_object);
