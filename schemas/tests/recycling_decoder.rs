@@ -453,3 +453,37 @@ fn count_spans_is_the_decoded_span_count() {
     }
     assert!(decoded > 1_000 && refused > 1_000, "{decoded} / {refused}");
 }
+
+/// Strings under 64 bytes take an ASCII shortcut, and a recycled attribute keeps its old key
+/// until the new one arrives: a short non-ASCII key decodes as prost decodes it, a damaged one
+/// is refused as prost refuses it, and an attribute sent without a key, decoded into a slot that
+/// held one, ends with the empty key prost gives it.
+#[test]
+fn short_keys_are_validated_and_a_missing_key_replaces_the_recycled_one() {
+    let mut req = full(1, "x");
+    req.resource_spans[0].scope_spans[0].spans[0].attributes[1].key = "caf\u{e9}.flag".into();
+    let body = req.encode_to_vec();
+    let mut reused = full(1, "old");
+    agree(&mut reused, &body).expect("a valid non-ASCII key decodes");
+    assert_eq!(
+        reused.resource_spans[0].scope_spans[0].spans[0].attributes[1].key,
+        "caf\u{e9}.flag"
+    );
+
+    let mut bad = body.clone();
+    let at = bad.windows(2).position(|w| w == [0xc3, 0xa9]).unwrap();
+    bad[at + 1] = 0x28; // a lead byte followed by ASCII: not UTF-8
+    let mut reused = full(1, "old");
+    assert!(decode_protobuf_into(&mut reused, &bad).is_err());
+    assert!(decode_protobuf_with_prost(&bad).is_err());
+
+    // An empty key is not encoded at all (proto3 default): the slot's old key must go.
+    let mut no_key = full(1, "x");
+    no_key.resource_spans[0].scope_spans[0].spans[0].attributes[1].key = String::new();
+    let mut reused = full(1, "x");
+    agree(&mut reused, &no_key.encode_to_vec()).expect("a key-less attribute decodes");
+    assert_eq!(
+        reused.resource_spans[0].scope_spans[0].spans[0].attributes[1].key,
+        ""
+    );
+}

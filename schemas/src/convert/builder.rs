@@ -43,7 +43,7 @@ pub struct Origin<'a> {
 
 /// Everything computed for one span besides the span itself.
 pub struct RowParts<'a> {
-    pub split: Split<'a>,
+    pub split: &'a Split<'a>,
     pub lifted: &'a [Option<SlotValue<'a>>; N_SLOTS],
     /// Which registry attributes were removed from `split.attributes` because their lifted
     /// column holds them whole ([`super::moved`]).
@@ -301,7 +301,7 @@ impl SpanBatchBuilder {
             }
         }
 
-        let split = &parts.split;
+        let split = parts.split;
         for (builder, value) in self.content.iter_mut().zip(split.columns.iter()) {
             builder.append_option(value.map(|v| if parts.redact { REDACTED } else { v }));
         }

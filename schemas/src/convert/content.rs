@@ -37,22 +37,45 @@ pub struct Split<'a> {
     pub truncated: Option<bool>,
 }
 
-/// Splits `attrs` (unique keys, with their [`KeyFacts`] in `facts`) and feeds the payloads into
-/// `derived`.
+impl Split<'_> {
+    /// An empty split; [`split`] refills it span after span, so the conversion of a request
+    /// allocates its lists once instead of once per span.
+    pub fn new() -> Self {
+        Split {
+            attributes: Vec::new(),
+            attribute_facts: Vec::new(),
+            columns: [None; N_CONTENT_COLUMNS],
+            content_attributes: Vec::new(),
+            truncated: None,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.attributes.clear();
+        self.attribute_facts.clear();
+        self.columns = [None; N_CONTENT_COLUMNS];
+        self.content_attributes.clear();
+        self.truncated = None;
+    }
+}
+
+impl Default for Split<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Splits `attrs` (unique keys, with their [`KeyFacts`] in `facts`) into `out` (emptied first)
+/// and feeds the payloads into `derived`.
 pub fn split<'a>(
+    out: &mut Split<'a>,
     attrs: &[(&'a str, Option<&'a AnyValue>)],
     facts: &[KeyFacts],
     matched: u32,
     engine: &DialectEngine,
     derived: &mut Derived,
-) -> Split<'a> {
-    let mut out = Split {
-        attributes: Vec::with_capacity(attrs.len()),
-        attribute_facts: Vec::with_capacity(attrs.len()),
-        columns: [None; N_CONTENT_COLUMNS],
-        content_attributes: Vec::new(),
-        truncated: None,
-    };
+) {
+    out.clear();
     // (dialect index, role, payload)
     let mut payloads: Vec<(usize, ContentRole, &'a str)> = Vec::new();
     let mut prefixed_args: Option<(usize, Map<String, Json>)> = None;
@@ -111,7 +134,7 @@ pub fn split<'a>(
         );
     }
     if payloads.is_empty() && prefixed_args.is_none() {
-        return out;
+        return;
     }
     payloads.sort_by_key(|(dialect, _, _)| *dialect);
     let mut args_pending = prefixed_args;
@@ -128,7 +151,6 @@ pub fn split<'a>(
     if let Some((_, map)) = args_pending {
         derived.set_arguments(&Json::Object(map));
     }
-    out
 }
 
 /// `[s1,s2,...]` when `value` is an array whose every element is a string (each taken to be

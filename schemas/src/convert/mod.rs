@@ -275,6 +275,7 @@ fn convert_unbounded(
     let mut present: Vec<(&str, &AnyValue)> = Vec::new();
     let mut present_facts: Vec<KeyFacts> = Vec::new();
     let mut dialects: Vec<&'static str> = Vec::new();
+    let mut split = content::Split::new();
 
     for rs in &req.resource_spans {
         let resource_attrs = rs.resource.as_ref().map_or(&empty, |r| &r.attributes);
@@ -330,8 +331,14 @@ fn convert_unbounded(
                     }),
                     ..Derived::default()
                 };
-                let mut split =
-                    content::split(&attrs, &facts, outcome.matched, engine, &mut derived);
+                content::split(
+                    &mut split,
+                    &attrs,
+                    &facts,
+                    outcome.matched,
+                    engine,
+                    &mut derived,
+                );
                 let attributes_in_columns = moved::move_into_columns(
                     &mut split.attributes,
                     &split.attribute_facts,
@@ -340,7 +347,7 @@ fn convert_unbounded(
                 dialects.clear();
                 dialects.extend(outcome.dialect_ids());
                 let parts = RowParts {
-                    split,
+                    split: &split,
                     lifted: &outcome.lifted,
                     attributes_in_columns,
                     derived: &derived,

@@ -525,9 +525,15 @@ fn string(dst: &mut String, src: &[u8]) -> Result<()> {
     // Every string of the request is validated here, content included. simdutf8 validates
     // values of 64 bytes and more with SIMD (it checks the CPU once) and hands shorter ones to
     // the standard library: 2% of the acknowledgement path's instructions saved, all on long
-    // values; the short ones (keys, names, ids: 29 a span) still cost about 30 M per 20,000
-    // spans.
-    let text = simdutf8::basic::from_utf8(src).map_err(|_| Unsupported)?;
+    // values. The short ones (keys, names, ids: 29 a span) are nearly always ASCII, which
+    // `is_ascii` checks a word at a time where `from_utf8` walks byte by byte up to an aligned
+    // word (BENCHMARKS.md, session 31).
+    let text = if src.len() < 64 && src.is_ascii() {
+        // SAFETY: every byte is below 0x80, and a sequence of ASCII bytes is valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(src) }
+    } else {
+        simdutf8::basic::from_utf8(src).map_err(|_| Unsupported)?
+    };
     if text.len() > dst.capacity() {
         // See `bytes`: a fresh buffer, not a grown one.
         *dst = String::with_capacity(text.len());
