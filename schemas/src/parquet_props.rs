@@ -21,10 +21,11 @@
 //!   model...), plain encoding for ids and payloads where a dictionary only costs memory; which
 //!   column is which, and which has a bloom filter, is said in the column table
 //!   ([`crate::columns`]);
-//! - page-level statistics on the columns readers filter on (times, ids, counts, flags and the
+//! - page-level statistics on the columns readers filter on (times, counts, flags and the
 //!   scalar strings: service, tool, model, method...), so time-range scans skip pages and row
-//!   groups; **no** statistics on the payload columns ([`statistics`]: content payloads, the
-//!   attribute maps, events, links, tool definitions). Nothing filters those by range, their
+//!   groups; **no** statistics on the random ids (their bloom filters serve lookups) and the
+//!   payload columns ([`statistics`]: content payloads, the attribute maps, events, links,
+//!   tool definitions). Nothing filters those by range, their
 //!   min/max are truncated to 64 bytes of JSON that prune nothing, and computing them (a full
 //!   byte comparison of every value, plus level histograms for the nested ones) was the largest
 //!   single cost of the byte-array encoder (BENCHMARKS.md, session 8);
@@ -108,7 +109,12 @@ pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilde
 }
 
 /// The statistics a span column is written with: none for payloads nobody prunes by range
-/// (content payloads, attribute maps, events, links, tool definitions), page-level for the rest.
+/// (content payloads, attribute maps, events, links, tool definitions) and for the random ids
+/// (`trace_id`, `span_id`, `parent_span_id`: a page of random ids spans nearly the whole range,
+/// so its min/max prune nothing; lookups by id go through the bloom filters, and the analyzer's
+/// trace filter through the values), page-level for the rest. Each min/max costs two byte
+/// comparisons per value: on the ids, 0.4% of the collector's instructions (BENCHMARKS.md,
+/// session 32).
 pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
     let payload = matches!(c.fill, Fill::Content { .. })
         || matches!(
@@ -118,6 +124,7 @@ pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
                 | ColumnType::Events
                 | ColumnType::Links
                 | ColumnType::ToolDefinitions
+                | ColumnType::Binary
         );
     if payload {
         EnabledStatistics::None
@@ -209,8 +216,6 @@ mod tests {
             "end_time",
             "start_time_unix_nano",
             "received_at",
-            "trace_id",
-            "span_id",
             "service_name",
             "gen_ai_tool_name",
             "mcp_method_name",
@@ -224,6 +229,9 @@ mod tests {
             );
         }
         for name in [
+            "trace_id",
+            "span_id",
+            "parent_span_id",
             "gen_ai_tool_call_arguments",
             "gen_ai_tool_call_result",
             "gen_ai_input_messages",

@@ -37,11 +37,25 @@ pub const REDACTED: &str = "[redacted]";
 
 /// Returns the attributes with unique keys (last value wins, at its last position).
 pub fn dedup_attributes(attrs: &[KeyValue]) -> Vec<(&str, Option<&AnyValue>)> {
+    let mut out = Vec::with_capacity(attrs.len());
+    dedup_attributes_into(attrs, &mut out);
+    out
+}
+
+/// [`dedup_attributes`] into `out` (cleared first): the converter refills one vector for every
+/// span instead of allocating one per span.
+pub fn dedup_attributes_into<'a>(
+    attrs: &'a [KeyValue],
+    out: &mut Vec<(&'a str, Option<&'a AnyValue>)>,
+) {
+    out.clear();
     let n = attrs.len();
-    let mut out = Vec::with_capacity(n);
     if n <= 32 {
         for (i, kv) in attrs.iter().enumerate() {
-            if !attrs[i + 1..].iter().any(|later| later.key == kv.key) {
+            if !attrs[i + 1..]
+                .iter()
+                .any(|later| same_key(&later.key, &kv.key))
+            {
                 out.push((kv.key.as_str(), kv.value.as_ref()));
             }
         }
@@ -56,7 +70,15 @@ pub fn dedup_attributes(attrs: &[KeyValue]) -> Vec<(&str, Option<&AnyValue>)> {
             }
         }
     }
-    out
+}
+
+/// Whether two attribute names are equal. Names of one span often share their length and
+/// their prefix (`gen_ai.request.model`, `gen_ai.response.id`...), rarely their last byte:
+/// checking it first answers most pairs without calling `memcmp` (the pairwise comparison
+/// above was 1.2% of the converter thread's time, BENCHMARKS.md session 32).
+#[inline]
+fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().last() == b.as_bytes().last() && a == b
 }
 
 /// The type of an entry's value: an index into [`TYPE_NAMES`] (one byte per entry instead of
@@ -422,6 +444,48 @@ mod tests {
 
     fn any(v: Value) -> AnyValue {
         AnyValue { value: Some(v) }
+    }
+
+    /// The last value of a repeated name wins, at its last position, in both the pairwise and
+    /// the hashed path; names of one length that differ only before their last byte, or only
+    /// in it, stay apart. The vector handed in is cleared first.
+    #[test]
+    fn dedup_keeps_the_last_of_each_name() {
+        let kv = |k: &str, v: i64| KeyValue {
+            key: k.into(),
+            value: Some(any(Value::IntValue(v))),
+            ..Default::default()
+        };
+        let keys = |out: &[(&str, Option<&AnyValue>)]| -> Vec<(String, i64)> {
+            out.iter()
+                .map(|(k, v)| {
+                    let Some(Value::IntValue(n)) = v.and_then(|v| v.value.as_ref()) else {
+                        panic!("an int");
+                    };
+                    (k.to_string(), *n)
+                })
+                .collect()
+        };
+        let attrs = vec![
+            kv("gen_ai.a.x", 1),
+            kv("gen_ai.b.x", 2),
+            kv("gen_ai.a.y", 3),
+            kv("gen_ai.a.x", 4),
+        ];
+        let mut out = vec![("stale", None)];
+        dedup_attributes_into(&attrs, &mut out);
+        let want = vec![
+            ("gen_ai.b.x".to_string(), 2),
+            ("gen_ai.a.y".to_string(), 3),
+            ("gen_ai.a.x".to_string(), 4),
+        ];
+        assert_eq!(keys(&out), want);
+        // more than 32 attributes: the hashed path, same answer
+        let mut many: Vec<KeyValue> = (0..40).map(|i| kv(&format!("k{i:02}"), i)).collect();
+        many.extend(attrs.iter().cloned());
+        let deduped = dedup_attributes(&many);
+        assert_eq!(deduped.len(), 43);
+        assert_eq!(keys(&deduped[40..]), want);
     }
 
     /// Every value type lands in its field with the right validity, two rows of the same entries

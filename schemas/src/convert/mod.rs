@@ -30,7 +30,7 @@ use crate::derived::Derived;
 use crate::dialects::{DialectEngine, KeyCache, KeyFacts, SpanView};
 use crate::encode::attributes_json;
 use crate::schema::span_schema;
-pub(crate) use attrs::dedup_attributes;
+pub(crate) use attrs::{dedup_attributes, dedup_attributes_into};
 pub use attrs::{value_type, REDACTED};
 use builder::{Capacity, Origin, RowParts, SpanBatchBuilder};
 use rejections::Rejections;
@@ -271,6 +271,7 @@ fn convert_unbounded(
     let empty: Vec<KeyValue> = Vec::new();
     let mut keys = KeyCache::new();
     // Per-span scratch, cleared for every span instead of allocated and freed per span.
+    let mut attrs: Vec<(&str, Option<&AnyValue>)> = Vec::new();
     let mut facts: Vec<KeyFacts> = Vec::new();
     let mut present: Vec<(&str, &AnyValue)> = Vec::new();
     let mut present_facts: Vec<KeyFacts> = Vec::new();
@@ -300,12 +301,13 @@ fn convert_unbounded(
                 scope_dropped: scope.map_or(0, |s| s.dropped_attributes_count),
                 scope_schema_url: &ss.schema_url,
             };
+            let scope_markers = engine.scope_markers(origin.scope_name);
             for (index, span) in ss.spans.iter().enumerate() {
                 if let Some(reason) = validate::rejection_reason(span) {
                     rejections.note(index, origin.scope_name, &reason);
                     continue;
                 }
-                let attrs = dedup_attributes(&span.attributes);
+                dedup_attributes_into(&span.attributes, &mut attrs);
                 facts.clear();
                 facts.extend(attrs.iter().map(|(k, _)| keys.get(engine, k)));
                 present.clear();
@@ -321,6 +323,7 @@ fn convert_unbounded(
                     name: &span.name,
                     attrs: &present,
                     facts: &present_facts,
+                    scope_markers: Some(scope_markers),
                 };
                 let outcome = engine.apply(&view);
                 let mut derived = Derived {

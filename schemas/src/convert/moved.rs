@@ -52,17 +52,24 @@ pub fn move_into_columns(
 /// Whether the lifted `column` value is exactly the attribute's `value`.
 fn holds_whole(value: Option<&AnyValue>, column: Option<&SlotValue<'_>>) -> bool {
     match (value.and_then(|v| v.value.as_ref()), column) {
-        (Some(Value::StringValue(s)), Some(SlotValue::Str(c))) => s == c,
+        (Some(Value::StringValue(s)), Some(SlotValue::Str(c))) => same_text(s, c),
         (Some(Value::IntValue(i)), Some(SlotValue::Int(c))) => i == c,
         (Some(Value::ArrayValue(a)), Some(SlotValue::List(c))) => {
             a.values.len() == c.len()
-                && a.values
-                    .iter()
-                    .zip(c)
-                    .all(|(v, c)| matches!(&v.value, Some(Value::StringValue(s)) if s == c))
+                && a.values.iter().zip(c).all(
+                    |(v, c)| matches!(&v.value, Some(Value::StringValue(s)) if same_text(s, c)),
+                )
         }
         _ => false,
     }
+}
+
+/// Whether `a` and `b` hold the same text. A lifted string nearly always borrows the very
+/// attribute it came from, so the same address and length answer without reading the bytes:
+/// comparing them byte by byte was 2.2% of the converter thread's time under the 16 × 1,000
+/// load, most of it on prompts and tool results (BENCHMARKS.md, session 32).
+fn same_text(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 #[cfg(test)]

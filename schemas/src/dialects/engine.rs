@@ -34,6 +34,9 @@ pub(crate) struct SpanView<'a> {
     pub attrs: &'a [(&'a str, &'a AnyValue)],
     /// The [`KeyFacts`] of each of `attrs`, in the same order; empty = computed here.
     pub facts: &'a [KeyFacts],
+    /// [`DialectEngine::scope_markers`] of `scope_name`; `None` = computed here. The converter
+    /// computes it once per scope: every span of a scope shares the answer.
+    pub scope_markers: Option<u32>,
 }
 
 impl<'a> SpanView<'a> {
@@ -282,6 +285,18 @@ impl DialectEngine {
         }
     }
 
+    /// The dialects (bit `i`: `DIALECTS[i]`) whose instrumentation scope prefixes `scope_name`
+    /// starts with.
+    pub fn scope_markers(&self, scope_name: &str) -> u32 {
+        let mut matched = 0u32;
+        for (prefix, di) in &self.scope_prefixes {
+            if scope_name.starts_with(prefix) {
+                matched |= 1 << di;
+            }
+        }
+        matched
+    }
+
     /// Applies every matching dialect to the span.
     pub fn apply<'a>(&self, view: &SpanView<'a>) -> Outcome<'a> {
         let computed: Vec<KeyFacts>;
@@ -291,12 +306,9 @@ impl DialectEngine {
             computed = view.attrs.iter().map(|(k, _)| self.key_facts(k)).collect();
             &computed
         };
-        let mut matched = 0u32;
-        for (prefix, di) in &self.scope_prefixes {
-            if view.scope_name.starts_with(prefix) {
-                matched |= 1 << di;
-            }
-        }
+        let mut matched = view
+            .scope_markers
+            .unwrap_or_else(|| self.scope_markers(view.scope_name));
         for f in facts {
             matched |= f.markers;
         }

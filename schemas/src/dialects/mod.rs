@@ -228,6 +228,7 @@ pub(crate) mod tests_support {
             name,
             attrs: &pairs,
             facts: &[],
+            scope_markers: None,
         });
         let mut got = BTreeMap::new();
         for (i, v) in out.lifted.iter().enumerate() {
