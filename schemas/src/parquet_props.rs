@@ -23,12 +23,12 @@
 //!   ([`crate::columns`]);
 //! - page-level statistics on the columns readers filter on (times, counts, flags and the
 //!   scalar strings: service, tool, model, method...), so time-range scans skip pages and row
-//!   groups; **no** statistics on the random ids (their bloom filters serve lookups) and the
-//!   payload columns ([`statistics`]: content payloads, the attribute maps, events, links,
-//!   tool definitions). Nothing filters those by range, their
+//!   groups; **no** statistics on the payload columns ([`statistics`]: content payloads, the
+//!   attribute maps, events, links, tool definitions). Nothing filters those by range, their
 //!   min/max are truncated to 64 bytes of JSON that prune nothing, and computing them (a full
 //!   byte comparison of every value, plus level histograms for the nested ones) was the largest
-//!   single cost of the byte-array encoder (BENCHMARKS.md, session 8);
+//!   single cost of the byte-array encoder (BENCHMARKS.md, session 8). None on the random ids
+//!   either: their min/max prune nothing and their bloom filters serve lookups (session 32);
 //! - `tripline.schema_version` in the file's key/value metadata.
 
 use parquet::basic::{Compression, Encoding, ZstdLevel};
@@ -113,8 +113,8 @@ pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilde
 /// (`trace_id`, `span_id`, `parent_span_id`: a page of random ids spans nearly the whole range,
 /// so its min/max prune nothing; lookups by id go through the bloom filters, and the analyzer's
 /// trace filter through the values), page-level for the rest. Each min/max costs two byte
-/// comparisons per value: on the ids, 0.4% of the collector's instructions (BENCHMARKS.md,
-/// session 32).
+/// comparisons per value: on the ids, 0.8% of the collector's instructions per span
+/// (BENCHMARKS.md, session 32).
 pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
     let payload = matches!(c.fill, Fill::Content { .. })
         || matches!(
@@ -124,9 +124,10 @@ pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
                 | ColumnType::Events
                 | ColumnType::Links
                 | ColumnType::ToolDefinitions
-                | ColumnType::Binary
         );
-    if payload {
+    // `Binary` columns are the ids (`columns.rs`).
+    let random_ids = c.ty == ColumnType::Binary;
+    if payload || random_ids {
         EnabledStatistics::None
     } else {
         EnabledStatistics::Page
