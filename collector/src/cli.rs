@@ -43,6 +43,11 @@ pub struct StoreArgs {
     /// (BENCHMARKS.md, session 7).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=19))]
     pub writer_nice: i32,
+    /// Bytes of acknowledged batches (estimated converted size) that may wait for the Parquet
+    /// writer; beyond it new requests are refused (429 / RESOURCE_EXHAUSTED) until it catches
+    /// up. It bounds most of the collector's memory under overload.
+    #[arg(long, default_value_t = config::DEFAULT_MAX_QUEUE_BYTES, value_parser = parse_queue_bytes)]
+    pub max_queue_bytes: usize,
     /// With `--data-dir s3://BUCKET/PREFIX`: the local directory for the write-ahead log, the
     /// lock and the part files being written (uploaded when finished). Required there, refused
     /// for a local store (which keeps its WAL in <data-dir>/wal).
@@ -101,6 +106,7 @@ impl StoreArgs {
         c.max_file_age = Duration::from_secs(self.max_file_age_secs.max(1));
         c.row_group_rows = self.row_group_rows.max(1);
         c.writer_nice = self.writer_nice;
+        c.max_queue_bytes = self.max_queue_bytes;
         c
     }
 }
@@ -350,6 +356,21 @@ fn listen_addr(value: &str) -> Result<SocketAddr, String> {
         })
 }
 
+/// `--max-queue-bytes`: at least 1 MiB (one batch larger than the bound still passes into an
+/// empty queue, so this only sets how much may wait behind it).
+fn parse_queue_bytes(value: &str) -> Result<usize, String> {
+    let bytes: usize = value
+        .parse()
+        .map_err(|e| format!("`{value}` is not a byte count ({e}); e.g. 33554432 for 32 MiB"))?;
+    if bytes < config::MIB {
+        return Err(format!(
+            "{bytes} bytes is too small a queue; give at least {} (1 MiB)",
+            config::MIB
+        ));
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,6 +406,26 @@ mod tests {
         let defaults = IngestOptions::default();
         assert_eq!(args.max_read_bytes, defaults.max_file_bytes);
         assert_eq!(args.max_request_bytes, defaults.max_request_bytes);
+    }
+
+    #[test]
+    fn the_queue_bound_is_set_from_the_command_line_and_refused_below_one_mib() {
+        let dir = Path::new("/data");
+        let args = Collect::try_parse_from(["collect", "--max-queue-bytes", "67108864"])
+            .unwrap()
+            .args;
+        assert_eq!(
+            args.server_config(dir, None).pipeline.max_queue_bytes,
+            64 * config::MIB
+        );
+        let err = Collect::try_parse_from(["collect", "--max-queue-bytes", "1000"])
+            .err()
+            .expect("a queue under 1 MiB is refused");
+        assert!(err.to_string().contains("at least 1048576"), "{err}");
+        let err = Collect::try_parse_from(["collect", "--max-queue-bytes", "lots"])
+            .err()
+            .expect("a queue bound must be a number");
+        assert!(err.to_string().contains("not a byte count"), "{err}");
     }
 
     #[test]

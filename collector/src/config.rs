@@ -7,7 +7,8 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const MIB: usize = 1024 * 1024;
+/// One mebibyte, the unit of the byte defaults below.
+pub const MIB: usize = 1024 * 1024;
 
 /// Default of `--http`: loopback only, the OTLP/HTTP port.
 pub const DEFAULT_HTTP_ADDR: SocketAddr =
@@ -29,8 +30,8 @@ pub const DEFAULT_WAL_SEGMENT_BYTES: u64 = 64 * MIB as u64;
 pub const DEFAULT_MAX_OPEN_FILES: usize = 32;
 /// Batches waiting for the Parquet writer (no flag).
 pub const DEFAULT_MAX_QUEUE_BATCHES: usize = 1024;
-/// Bytes of the batches waiting for the Parquet writer (no flag).
-pub const DEFAULT_MAX_QUEUE_BYTES: usize = 256 * MIB;
+/// Default of `--max-queue-bytes`: bytes of the batches waiting for the Parquet writer.
+pub const DEFAULT_MAX_QUEUE_BYTES: usize = 32 * MIB;
 /// Default of `--max-body-bytes`.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * MIB;
 /// Default of `--max-inflight-bytes`.
