@@ -361,7 +361,7 @@ fn listen_addr(value: &str) -> Result<SocketAddr, String> {
 fn parse_queue_bytes(value: &str) -> Result<usize, String> {
     let bytes: usize = value
         .parse()
-        .map_err(|e| format!("`{value}` is not a byte count ({e}); e.g. 33554432 for 32 MiB"))?;
+        .map_err(|e| format!("`{value}` is not a byte count ({e}); e.g. 67108864 for 64 MiB"))?;
     if bytes < config::MIB {
         return Err(format!(
             "{bytes} bytes is too small a queue; give at least {} (1 MiB)",
@@ -411,12 +411,12 @@ mod tests {
     #[test]
     fn the_queue_bound_is_set_from_the_command_line_and_refused_below_one_mib() {
         let dir = Path::new("/data");
-        let args = Collect::try_parse_from(["collect", "--max-queue-bytes", "67108864"])
+        let args = Collect::try_parse_from(["collect", "--max-queue-bytes", "33554432"])
             .unwrap()
             .args;
         assert_eq!(
             args.server_config(dir, None).pipeline.max_queue_bytes,
-            64 * config::MIB
+            32 * config::MIB
         );
         let err = Collect::try_parse_from(["collect", "--max-queue-bytes", "1000"])
             .err()

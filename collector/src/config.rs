@@ -31,7 +31,7 @@ pub const DEFAULT_MAX_OPEN_FILES: usize = 32;
 /// Batches waiting for the Parquet writer (no flag).
 pub const DEFAULT_MAX_QUEUE_BATCHES: usize = 1024;
 /// Default of `--max-queue-bytes`: bytes of the batches waiting for the Parquet writer.
-pub const DEFAULT_MAX_QUEUE_BYTES: usize = 32 * MIB;
+pub const DEFAULT_MAX_QUEUE_BYTES: usize = 64 * MIB;
 /// Default of `--max-body-bytes`.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * MIB;
 /// Default of `--max-inflight-bytes`.
