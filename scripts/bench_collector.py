@@ -61,6 +61,11 @@ def proc_mem_kib(pid):
     return out.get("VmRSS"), out.get("VmHWM")
 
 
+def kib_to_mib(kib):
+    """KiB to MiB, None kept (a figure not seen is not reported as zero)."""
+    return kib / 1024 if kib is not None else None
+
+
 class Sampler(threading.Thread):
     """Samples RSS and CPU of a pid every `period` seconds until stopped (bounded by max_samples)."""
 
@@ -115,7 +120,8 @@ class Server:
         SIGTERM is in it. Not `ru_maxrss` from wait4: Linux carries the high-water mark of the
         image a process exec'd from into it, and that image is this harness (spawned by vfork,
         so its whole address space: DuckDB included after the first readability check). Until
-        session 33 every "peak RSS" here was that, the same figure in every row of a run.
+        session 33 every "peak RSS" here was at least the harness's size. None when the process
+        was gone before its VmHWM could be read.
         """
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -142,7 +148,7 @@ class Server:
             "exit_code": self.proc.returncode,
             "killed": killed,
             "cpu_secs_total": ru.ru_utime + ru.ru_stime,
-            "max_rss_kib": hwm_kib,
+            "max_rss_kib": hwm_kib or None,
             "rusage_maxrss_kib": ru.ru_maxrss,
         }
 
@@ -306,7 +312,7 @@ def peak_run(args, name, protocol="http"):
         "cpu_secs_total": cpu,
         "acked_spans_per_sec": report["acked_spans_per_sec"],
         "spans_per_cpu_sec": acked / cpu if cpu else None,
-        "peak_rss_mib": totals["max_rss_kib"] / 1024,
+        "peak_rss_mib": kib_to_mib(totals["max_rss_kib"]),
         "rusage_maxrss_mib": totals["rusage_maxrss_kib"] / 1024,
         "vmhwm_mib_after_load": (mem_after_load[1] / 1024) if mem_after_load else None,
         "rss_samples": sampler.samples[::4],
@@ -371,7 +377,7 @@ def overload_run(args):
         "requests_acked": report["requests_acked"],
         "rss_mib_first_half_max": max(rss[:half]) / 1024 if half else None,
         "rss_mib_second_half_max": max(rss[half:]) / 1024 if rss else None,
-        "peak_rss_mib": totals["max_rss_kib"] / 1024,
+        "peak_rss_mib": kib_to_mib(totals["max_rss_kib"]),
         "rusage_maxrss_mib": totals["rusage_maxrss_kib"] / 1024,
         "rss_samples": s[::4],
         "duckdb": counts,
