@@ -13,8 +13,9 @@ use std::time::Duration;
 /// A step of the acknowledgement path, in the order a request takes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AckStage {
-    /// From the whole body received (HTTP) or the message decoded by tonic (gRPC) to a blocking
-    /// thread picking the request up.
+    /// From the whole body received (HTTP) or the message decoded by tonic (gRPC) to the
+    /// request's synchronous work starting ([`crate::receive::on_worker`]): near zero on a
+    /// multi-thread runtime since session 33, a blocking thread's wake-up before.
     BlockingWait,
     /// Waiting behind earlier requests for one of the processing slots (one per core).
     SlotWait,

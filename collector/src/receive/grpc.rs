@@ -33,6 +33,7 @@ use crate::ack_latency::AckStage;
 use crate::receive::auth::authorized;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody, SharedPermit};
 use crate::receive::grpc_traces::TraceExportService;
+use crate::receive::on_worker;
 use crate::receive::otlp_wire::export_logs_response;
 use crate::receive::request::{admit, process_logs_request, Accepted, Context, Refusal};
 use crate::server::Handler;
@@ -223,23 +224,15 @@ impl GrpcReceiver {
                 let message = request.into_inner();
                 let ctx = self.ctx.clone();
                 let received = Instant::now();
-                let task = tokio::spawn(async move {
-                    tokio::task::spawn_blocking(move || {
-                        let ack = &ctx.stats.ack;
-                        ack.record(AckStage::BlockingWait, received.elapsed());
-                        let outcome = work(&ctx, message);
-                        drop(permit);
-                        ack.record(AckStage::Total, received.elapsed());
-                        outcome
-                    })
-                    .await
-                });
-                match task.await {
-                    Ok(Ok(o)) => o,
-                    Ok(Err(e)) | Err(e) => Err(Refusal::Unavailable(format!(
-                        "internal error while storing the request: {e}; retry, and report it if it persists"
-                    ))),
-                }
+                on_worker::run(move || {
+                    let ack = &ctx.stats.ack;
+                    ack.record(AckStage::BlockingWait, received.elapsed());
+                    let outcome = work(&ctx, message);
+                    drop(permit);
+                    ack.record(AckStage::Total, received.elapsed());
+                    outcome
+                })
+                .await
             }
             Err(refusal) => Err(refusal),
         };

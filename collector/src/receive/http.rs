@@ -26,6 +26,7 @@ use crate::ack_latency::AckStage;
 use crate::receive::auth::authorized;
 use crate::receive::decompress::Encoding;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody};
+use crate::receive::on_worker;
 use crate::receive::otlp_wire::{
     code, encode_logs_response, encode_response, encode_status, export_logs_response,
     export_response, Format,
@@ -270,25 +271,16 @@ async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: S
     };
     let ctx = state.ctx.clone();
     let received = Instant::now();
-    // Detached: runs to completion even if this handler future is dropped (client gone). The
-    // permit is held until the request is answered.
-    let task = tokio::spawn(async move {
-        tokio::task::spawn_blocking(move || {
-            let ack = &ctx.stats.ack;
-            ack.record(AckStage::BlockingWait, received.elapsed());
-            let outcome = process_signal_body(&ctx, signal, &bytes, encoding, format);
-            drop(permit);
-            ack.record(AckStage::Total, received.elapsed());
-            outcome
-        })
-        .await
-    });
-    let outcome = match task.await {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(e)) | Err(e) => Err(Refusal::Unavailable(format!(
-            "internal error while storing the request: {e}; retry, and report it if it persists"
-        ))),
-    };
+    // The permit is held until the request is answered.
+    let outcome = on_worker::run(move || {
+        let ack = &ctx.stats.ack;
+        ack.record(AckStage::BlockingWait, received.elapsed());
+        let outcome = process_signal_body(&ctx, signal, &bytes, encoding, format);
+        drop(permit);
+        ack.record(AckStage::Total, received.elapsed());
+        outcome
+    })
+    .await;
     match outcome {
         Ok(accepted) => {
             state.ctx.stats.request("http", 200);

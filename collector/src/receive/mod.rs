@@ -6,7 +6,7 @@
 //! before the body is read), then the body read under its cap and deadline, [`decompress`]ed
 //! under the same cap, decoded and converted in [`request`], and answered in the request's own
 //! encoding ([`otlp_wire`]). [`http`] and [`grpc`] are the two protocol front ends over that one
-//! path.
+//! path; both run a request's synchronous part on the thread that read it ([`on_worker`]).
 
 pub mod auth;
 pub mod decompress;
@@ -14,6 +14,7 @@ pub mod early_admission;
 pub mod grpc;
 pub mod grpc_traces;
 pub mod http;
+pub mod on_worker;
 pub mod otlp_wire;
 pub mod request;
 pub mod request_pool;
