@@ -29,7 +29,6 @@ use tonic::codec::CompressionEncoding;
 use tonic::{Code, Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::ack_latency::AckStage;
 use crate::receive::auth::authorized;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody, SharedPermit};
 use crate::receive::grpc_traces::TraceExportService;
@@ -223,16 +222,9 @@ impl GrpcReceiver {
             Ok(permit) => {
                 let message = request.into_inner();
                 let ctx = self.ctx.clone();
-                let received = Instant::now();
-                on_worker::run(move || {
-                    let ack = &ctx.stats.ack;
-                    ack.record(AckStage::BlockingWait, received.elapsed());
-                    let outcome = work(&ctx, message);
-                    drop(permit);
-                    ack.record(AckStage::Total, received.elapsed());
-                    outcome
-                })
-                .await
+                let stats = Arc::clone(&ctx.stats);
+                on_worker::run_request(stats, Instant::now(), permit, move || work(&ctx, message))
+                    .await
             }
             Err(refusal) => Err(refusal),
         };

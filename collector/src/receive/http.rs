@@ -22,7 +22,6 @@ use axum::routing::{get, post};
 use axum::Router;
 use http_body_util::BodyExt;
 
-use crate::ack_latency::AckStage;
 use crate::receive::auth::authorized;
 use crate::receive::decompress::Encoding;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody};
@@ -270,15 +269,9 @@ async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: S
         }
     };
     let ctx = state.ctx.clone();
-    let received = Instant::now();
-    // The permit is held until the request is answered.
-    let outcome = on_worker::run(move || {
-        let ack = &ctx.stats.ack;
-        ack.record(AckStage::BlockingWait, received.elapsed());
-        let outcome = process_signal_body(&ctx, signal, &bytes, encoding, format);
-        drop(permit);
-        ack.record(AckStage::Total, received.elapsed());
-        outcome
+    let stats = Arc::clone(&ctx.stats);
+    let outcome = on_worker::run_request(stats, Instant::now(), permit, move || {
+        process_signal_body(&ctx, signal, &bytes, encoding, format)
     })
     .await;
     match outcome {

@@ -13,10 +13,38 @@
 //! answered 503, as before, rather than dropping the connection.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 
+use crate::ack_latency::AckStage;
+use crate::receive::early_admission::SharedPermit;
 use crate::receive::request::Refusal;
+use crate::telemetry::Stats;
+
+/// [`run`] for a request whose whole body arrived at `received`: its acknowledgement stages are
+/// timed in `stats` (the wait before the work starts, and the total), and its body `permit` is
+/// held until the work is done. The HTTP and gRPC receivers both answer through this.
+pub async fn run_request<T, F>(
+    stats: Arc<Stats>,
+    received: Instant,
+    permit: SharedPermit,
+    work: F,
+) -> Result<T, Refusal>
+where
+    F: FnOnce() -> Result<T, Refusal> + Send + 'static,
+    T: Send + 'static,
+{
+    run(move || {
+        stats.ack.record(AckStage::BlockingWait, received.elapsed());
+        let outcome = work();
+        drop(permit);
+        stats.ack.record(AckStage::Total, received.elapsed());
+        outcome
+    })
+    .await
+}
 
 /// Run `work` to completion and return its outcome (a panic becomes a 503 refusal).
 pub async fn run<T, F>(work: F) -> Result<T, Refusal>
