@@ -2,7 +2,7 @@
 //! path, exposed on `/metrics` as `tripline_ack_stage_seconds` and summarised in the stats line.
 //!
 //! Why: a client sees one number (the time to its answer). When its tail is long, the operator
-//! needs to know which step holds it — waiting for a blocking thread, waiting for one of the
+//! needs to know which step holds it — waiting for the work to start, waiting for one of the
 //! processing slots, decoding, the queue reservation and WAL append, or the WAL fsync — before
 //! changing a setting. Fixed buckets and relaxed atomics: recording costs a few instructions and
 //! never allocates or locks, so it stays on the request path.

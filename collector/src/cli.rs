@@ -206,15 +206,17 @@ impl CollectArgs {
     }
 }
 
-/// Threads of the blocking pool that decodes, converts and stores requests: the processing slots
-/// plus two, so a slot never waits for a thread and the pipeline's start and shutdown find one.
+/// Threads of the blocking pool: the processing slots plus two, so the pipeline's start and
+/// shutdown find one. A request blocks in place on its worker thread
+/// ([`crate::receive::on_worker`]); the runtime stands a pool thread, within this bound, in for
+/// that worker meanwhile.
 ///
 /// Why a bound (tokio's default is 512): requests beyond the slots waited for a slot on a
-/// blocking thread of their own, and every thread that once converted a large request keeps the
-/// memory it used in its own allocator heap. Under overload (128 connections of 2,048-span
-/// requests) that was 73 threads and most of a 2.9 GB peak (BENCHMARKS.md, session 11). With the
-/// bound, waiting requests queue in the pool (in arrival order) holding only their body, which
-/// the in-flight budget already bounds.
+/// thread of their own, and every thread that once converted a large request keeps the memory
+/// it used in its own allocator heap. Under overload (128 connections of 2,048-span requests)
+/// that was 73 threads and most of a 2.9 GB peak (BENCHMARKS.md, session 11). With the bound,
+/// the thread count stays bounded, and requests wait for a slot in arrival order holding only
+/// their body, which the in-flight budget already bounds.
 fn blocking_threads(processing_slots: usize) -> usize {
     processing_slots.max(1) + 2
 }

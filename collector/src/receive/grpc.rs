@@ -1,7 +1,7 @@
 //! OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export` and
 //! `opentelemetry.proto.collector.logs.v1.LogsService/Export` on tonic, one port, gzip (and zstd)
 //! accepted, messages capped at the body limit. Same request path as HTTP
-//! ([`crate::receive::request`]), same detached processing.
+//! ([`crate::receive::request`]), run the same way ([`crate::receive::on_worker`]).
 //!
 //! In front of tonic ([`GrpcReceiver::into_handler`]), before a byte of the message is read: the
 //! bearer token is checked from the headers (UNAUTHENTICATED), admission is checked, and the body
@@ -189,7 +189,7 @@ impl GrpcReceiver {
     }
 
     /// Both services' `export`: the token (when the request did not come through the handler),
-    /// the body permit, `work` on a detached blocking task, the answer counted.
+    /// the body permit, `work` run to completion ([`on_worker::run_request`]), the answer counted.
     pub(crate) async fn export_with<T: Send + 'static>(
         &self,
         request: Request<T>,

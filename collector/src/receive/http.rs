@@ -7,9 +7,9 @@
 //! queue full or in-flight body budget spent -> 429 with `Retry-After`) so a refused request
 //! costs almost nothing and its body is never read; the body is read under the cap and the body
 //! deadline, charged to the in-flight budget frame by frame as it arrives, then
-//! processed in a detached task
-//! ([`crate::receive::request`]) whose result is awaited: if the client disconnects, the task still
-//! finishes its WAL append, and nobody's data is cancelled halfway.
+//! processed ([`crate::receive::request`]) on the worker thread that read it
+//! ([`crate::receive::on_worker`]), a call that cannot be cancelled halfway: if the client
+//! disconnects, its WAL append still finishes, and nobody's data is cancelled halfway.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

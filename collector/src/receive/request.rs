@@ -2,8 +2,9 @@
 //! logs alike ([`Signal`]):
 //! early admission ([`admit`], before the body is read) -> processing slot -> decompress
 //! (capped) -> decode -> convert (once, straight to Arrow) -> pipeline (queue reservation, WAL,
-//! fsync) -> outcome. Runs on a blocking thread inside a detached task, so a client that goes
-//! away cannot cancel a WAL append halfway. The processing slot is held only while the CPU-heavy
+//! fsync) -> outcome. Runs in place on the worker thread that read the request
+//! ([`crate::receive::on_worker`]), so a client that goes away cannot cancel a WAL append
+//! halfway. The processing slot is held only while the CPU-heavy
 //! steps run, not while the WAL fsync is awaited, so group commit still batches many requests.
 
 use std::sync::Arc;
