@@ -229,13 +229,15 @@ def ack_stages(http_base):
 
 
 def run_load(args, endpoint, protocol, secs, concurrency, batch, rate=None, seed=1,
-             backoff_ms=20):
+             backoff_ms=20, prebuilt=0):
     argv = [args.load, "send", "--endpoint", endpoint, "--protocol", protocol,
             "--batch", str(batch), "--concurrency", str(concurrency),
             "--duration-secs", str(secs), "--seed", str(seed),
             "--backoff-ms", str(backoff_ms), "--timeout-secs", "30"]
     if rate:
         argv += ["--rate", f"{rate:.0f}"]
+    if prebuilt:
+        argv += ["--prebuilt", str(prebuilt)]
     t0 = time.monotonic()
     p = subprocess.run(argv, capture_output=True, text=True, timeout=secs + 120)
     if p.returncode != 0:
@@ -339,14 +341,16 @@ def latency_run(args, name, peak_rate):
     else:
         server, endpoint = start_otlp2parquet(args, data, log)
     rate = args.latency_rate or 0.8 * peak_rate
+    prebuilt = getattr(args, "latency_prebuilt", 0)
     report = run_load(args, endpoint, "http", args.secs, args.concurrency, args.batch, rate=rate,
-                      seed=2)
+                      seed=2, prebuilt=prebuilt)
     stages = ack_stages(endpoint) if name == "tripline" else None
     totals = server.stop()
     cpu = totals["cpu_secs_total"]
     # The same efficiency figure as the peak step, at a load the receiver sustains: no refusal
     # (and no retry) charges CPU to no acknowledged span here.
-    return {"receiver": name, "offered_spans_per_sec": rate, "load": report,
+    return {"receiver": name, "offered_spans_per_sec": rate, "prebuilt": prebuilt,
+            "load": report,
             "p50_ms": report["latency"]["p50_ms"], "p99_ms": report["latency"]["p99_ms"],
             "cpu_secs_total": cpu,
             "spans_per_cpu_sec": report["spans_acked"] / cpu if cpu else None,
@@ -454,6 +458,11 @@ def main():
                          "(e.g. \"--writer-nice 10\")")
     ap.add_argument("--latency-rate", type=float,
                     help="offered spans/s of the latency steps (default: 80%% of the peak step)")
+    ap.add_argument("--latency-prebuilt", type=int, default=4,
+                    help="requests each connection of the latency steps builds before the run "
+                         "and sends in turn (`tripline-load send --prebuilt`), so the "
+                         "generator's own CPU stays out of the measured latency; 0 builds each "
+                         "request as it is sent")
     ap.add_argument("--pairs", type=int, default=1,
                     help="run the two HTTP peak steps this many times, alternated (tripline, "
                          "otlp2parquet, tripline, ...); each receiver's median run is reported "

@@ -57,6 +57,27 @@ def ratio(a, b):
     return None if a is None or not b else a / b
 
 
+def latency_notes(tl):
+    """How the latency steps' load was made, and where tripline's own p99 lay in that run."""
+    out = []
+    prebuilt = tl.get("prebuilt") or 0
+    if prebuilt:
+        out.append(f"The latency steps' load generator built {prebuilt} requests per connection "
+                   f"before the run and sent them in turn (`tripline-load send --prebuilt "
+                   f"{prebuilt}`), so the time it takes to build and encode a request is not in "
+                   "the measured latency.")
+    else:
+        out.append("The latency steps' load generator built each request as it sent it: its "
+                   "own CPU queueing is in the measured latency.")
+    stages = tl.get("ack_stages") or {}
+    bounds = [f"`{name}` ≤ {f1(stages[name].get('p99_bound_ms'))}"
+              for name in ("body_read", "total") if name in stages]
+    if bounds:
+        out.append("tripline's own histogram (`/metrics`, p99 bucket bounds, ms) in the "
+                   f"tripline latency step: {', '.join(bounds)}.")
+    return [" ".join(out), ""]
+
+
 def collector_tables(c):
     out = []
     if not c:
@@ -123,6 +144,8 @@ def collector_tables(c):
                    f"{f1(ol.get('p99_ms'))} (at {f0(ol.get('offered_spans_per_sec'))} spans/s) "
                    f"| — | < 50 ms | {verdict(tl['p99_ms'] < 50)} |")
     out.append("")
+    if "p99_ms" in tl:
+        out += latency_notes(tl)
     if ov and "error" not in ov:
         load_ = ov["load"]
         out += ["Overload (tripline only): "

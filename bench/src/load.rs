@@ -8,6 +8,12 @@
 //!
 //! Each worker owns its own [`RequestBuilder`] with a distinct stream id, so span ids stay unique
 //! across workers and the store can be checked by counting distinct ids afterwards.
+//!
+//! The generator shares the machine with the receiver. Building and encoding a 1,000-span
+//! request costs it milliseconds of CPU on the runtime threads that also read every worker's
+//! answers, so under load its own queueing lands in the measured latency. `prebuilt` requests
+//! per worker, built before the clock starts and sent in turn, take that out of a latency run
+//! (the spans repeat, so such a run cannot be checked by distinct ids).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -57,6 +63,9 @@ pub struct LoadConfig {
     pub request_timeout: Duration,
     /// Pause of a worker after a refusal (429 / RESOURCE_EXHAUSTED) before its next request.
     pub refusal_backoff: Duration,
+    /// Requests each worker builds before the run and sends in turn; 0 = a fresh request for
+    /// each send, built and encoded as it is sent.
+    pub prebuilt: usize,
 }
 
 /// The JSON report of one run.
@@ -68,6 +77,8 @@ pub struct LoadReport {
     pub concurrency: usize,
     pub target_rate_spans_per_sec: Option<f64>,
     pub content_share: f64,
+    /// Requests each worker built before the run and sent in turn (0: fresh ones).
+    pub prebuilt: usize,
     pub elapsed_secs: f64,
     pub requests_sent: u64,
     pub requests_acked: u64,
@@ -119,12 +130,83 @@ enum Sender {
     Grpc(TraceServiceClient<Channel>),
 }
 
-impl Sender {
-    async fn send(&mut self, req: ExportTraceServiceRequest, body_len: &mut u64) -> Outcome {
+/// A request as the protocol's client takes it.
+#[derive(Clone)]
+enum Prepared {
+    /// The encoded protobuf body (cloned by reference count).
+    Http(bytes::Bytes),
+    /// The message (tonic encodes it as it sends).
+    Grpc(ExportTraceServiceRequest),
+}
+
+impl Prepared {
+    fn new(req: ExportTraceServiceRequest, protocol: Protocol) -> Self {
+        match protocol {
+            Protocol::Http => Prepared::Http(req.encode_to_vec().into()),
+            Protocol::Grpc => Prepared::Grpc(req),
+        }
+    }
+
+    /// Bytes of the encoded request.
+    fn len(&self) -> u64 {
         match self {
-            Sender::Http { client, url } => {
-                let body = req.encode_to_vec();
-                *body_len = body.len() as u64;
+            Prepared::Http(body) => body.len() as u64,
+            Prepared::Grpc(req) => req.encoded_len() as u64,
+        }
+    }
+}
+
+/// Where a worker's requests come from: built one per send, or a pool built before the run.
+enum Source {
+    Fresh {
+        builder: RequestBuilder,
+        batch: usize,
+        protocol: Protocol,
+    },
+    Pool {
+        requests: Vec<Prepared>,
+        next: usize,
+    },
+}
+
+impl Source {
+    fn new(seed: u64, cfg: &LoadConfig) -> Self {
+        let mut builder = RequestBuilder::new(seed, cfg.mix);
+        if cfg.prebuilt == 0 {
+            return Source::Fresh {
+                builder,
+                batch: cfg.batch_spans,
+                protocol: cfg.protocol,
+            };
+        }
+        let requests = (0..cfg.prebuilt)
+            .map(|_| Prepared::new(builder.build(cfg.batch_spans), cfg.protocol))
+            .collect();
+        Source::Pool { requests, next: 0 }
+    }
+
+    /// The next request; a fresh one is built and (for HTTP) encoded here, on the caller's
+    /// thread.
+    fn next(&mut self) -> Prepared {
+        match self {
+            Source::Fresh {
+                builder,
+                batch,
+                protocol,
+            } => Prepared::new(builder.build(*batch), *protocol),
+            Source::Pool { requests, next } => {
+                let req = requests[*next % requests.len()].clone();
+                *next += 1;
+                req
+            }
+        }
+    }
+}
+
+impl Sender {
+    async fn send(&mut self, req: Prepared) -> Outcome {
+        match (self, req) {
+            (Sender::Http { client, url }, Prepared::Http(body)) => {
                 let resp = match client
                     .post(url.as_str())
                     .header("content-type", "application/x-protobuf")
@@ -156,31 +238,31 @@ impl Sender {
                     rejected: rejected_in_http_body(&bytes, is_json),
                 }
             }
-            Sender::Grpc(client) => {
-                *body_len = req.encoded_len() as u64;
-                match client.export(req).await {
-                    Ok(resp) => Outcome::Acked {
-                        rejected: resp
-                            .into_inner()
-                            .partial_success
-                            .map(|p| p.rejected_spans.max(0) as u64)
-                            .unwrap_or(0),
-                    },
-                    Err(status)
-                        if matches!(
-                            status.code(),
-                            tonic::Code::ResourceExhausted | tonic::Code::Unavailable
-                        ) =>
-                    {
-                        Outcome::Refused
-                    }
-                    Err(status) => Outcome::Failed(format!(
-                        "grpc status {:?}: {}",
+            (Sender::Grpc(client), Prepared::Grpc(req)) => match client.export(req).await {
+                Ok(resp) => Outcome::Acked {
+                    rejected: resp
+                        .into_inner()
+                        .partial_success
+                        .map(|p| p.rejected_spans.max(0) as u64)
+                        .unwrap_or(0),
+                },
+                Err(status)
+                    if matches!(
                         status.code(),
-                        status.message()
-                    )),
+                        tonic::Code::ResourceExhausted | tonic::Code::Unavailable
+                    ) =>
+                {
+                    Outcome::Refused
                 }
-            }
+                Err(status) => Outcome::Failed(format!(
+                    "grpc status {:?}: {}",
+                    status.code(),
+                    status.message()
+                )),
+            },
+            _ => Outcome::Failed(
+                "a request prepared for one protocol was sent over the other".to_string(),
+            ),
         }
     }
 }
@@ -256,6 +338,22 @@ pub async fn run(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         }
     };
 
+    // Pools are built before the clock starts, on blocking threads (one per worker).
+    let mut sources = Vec::with_capacity(cfg.concurrency);
+    for worker in 0..cfg.concurrency {
+        let cfg = cfg.clone();
+        sources.push(tokio::task::spawn_blocking(move || {
+            Source::new(cfg.seed.wrapping_mul(1000) + worker as u64, &cfg)
+        }));
+    }
+    let mut built = Vec::with_capacity(cfg.concurrency);
+    for s in sources {
+        built.push(
+            s.await
+                .map_err(|e| LoadError::Config(format!("building the requests failed: {e}")))?,
+        );
+    }
+
     let budget = Arc::new(AtomicU64::new(cfg.max_requests));
     let start = Instant::now();
     let deadline = start + cfg.duration;
@@ -264,13 +362,11 @@ pub async fn run(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
     });
 
     let mut handles = Vec::with_capacity(cfg.concurrency);
-    for worker in 0..cfg.concurrency {
+    for (worker, mut source) in built.into_iter().enumerate() {
         let mut sender = sender.clone();
         let budget = Arc::clone(&budget);
         let cfg = cfg.clone();
         handles.push(tokio::spawn(async move {
-            let mut builder =
-                RequestBuilder::new(cfg.seed.wrapping_mul(1000) + worker as u64, cfg.mix);
             let mut stats = WorkerStats::default();
             let mut ticker = period.map(|p| {
                 // Stagger workers so paced requests spread over the period.
@@ -286,15 +382,14 @@ pub async fn run(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
                 if Instant::now() >= deadline || !take_one(&budget) {
                     break;
                 }
-                let req = builder.build(cfg.batch_spans);
-                let mut body_len = 0;
+                let req = source.next();
+                let body_len = req.len();
                 let sent_at = Instant::now();
-                let outcome =
-                    tokio::time::timeout(cfg.request_timeout, sender.send(req, &mut body_len))
-                        .await
-                        .unwrap_or_else(|_| {
-                            Outcome::Failed(format!("timed out after {:?}", cfg.request_timeout))
-                        });
+                let outcome = tokio::time::timeout(cfg.request_timeout, sender.send(req))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Outcome::Failed(format!("timed out after {:?}", cfg.request_timeout))
+                    });
                 let took = sent_at.elapsed().as_micros() as u64;
                 stats.sent += 1;
                 stats.spans_sent += cfg.batch_spans as u64;
@@ -356,6 +451,7 @@ pub async fn run(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         concurrency: cfg.concurrency,
         target_rate_spans_per_sec: cfg.rate_spans_per_sec,
         content_share: cfg.mix.content_share,
+        prebuilt: cfg.prebuilt,
         elapsed_secs: elapsed,
         requests_sent: total.sent,
         requests_acked: total.acked,
@@ -388,6 +484,53 @@ mod tests {
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTracePartialSuccess;
 
     use super::*;
+
+    fn config(prebuilt: usize) -> LoadConfig {
+        LoadConfig {
+            endpoint: "http://127.0.0.1:1".to_string(),
+            protocol: Protocol::Http,
+            batch_spans: 10,
+            concurrency: 1,
+            max_requests: 1,
+            duration: Duration::from_secs(1),
+            rate_spans_per_sec: None,
+            mix: SpanMix::default(),
+            seed: 7,
+            request_timeout: Duration::from_secs(1),
+            refusal_backoff: Duration::from_millis(1),
+            prebuilt,
+        }
+    }
+
+    fn body(p: Prepared) -> bytes::Bytes {
+        match p {
+            Prepared::Http(b) => b,
+            Prepared::Grpc(_) => panic!("an HTTP config prepares HTTP bodies"),
+        }
+    }
+
+    #[test]
+    fn a_pool_is_sent_in_turn_and_fresh_requests_differ() {
+        let mut pool = Source::new(1, &config(2));
+        let (a, b, c) = (body(pool.next()), body(pool.next()), body(pool.next()));
+        assert!(a != b, "the pool holds distinct requests");
+        assert!(a == c, "the pool starts again once used up");
+        let decoded = ExportTraceServiceRequest::decode(a.as_ref()).unwrap();
+        let spans: usize = decoded
+            .resource_spans
+            .iter()
+            .flat_map(|r| &r.scope_spans)
+            .map(|s| s.spans.len())
+            .sum();
+        assert_eq!(spans, 10, "a pooled body is a whole encoded request");
+
+        let mut fresh = Source::new(1, &config(0));
+        let (x, y, z) = (body(fresh.next()), body(fresh.next()), body(fresh.next()));
+        assert!(
+            x != y && y != z && x != z,
+            "fresh requests are all distinct"
+        );
+    }
 
     #[test]
     fn budget_is_never_overspent() {

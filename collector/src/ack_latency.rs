@@ -2,9 +2,9 @@
 //! path, exposed on `/metrics` as `tripline_ack_stage_seconds` and summarised in the stats line.
 //!
 //! Why: a client sees one number (the time to its answer). When its tail is long, the operator
-//! needs to know which step holds it — waiting for the work to start, waiting for one of the
-//! processing slots, decoding, the queue reservation and WAL append, or the WAL fsync — before
-//! changing a setting. Fixed buckets and relaxed atomics: recording costs a few instructions and
+//! needs to know which step holds it — the body's upload, waiting for the work to start, waiting
+//! for one of the processing slots, decoding, the queue reservation and WAL append, or the WAL
+//! fsync — before changing a setting. Fixed buckets and relaxed atomics: recording costs a few instructions and
 //! never allocates or locks, so it stays on the request path.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +13,12 @@ use std::time::Duration;
 /// A step of the acknowledgement path, in the order a request takes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AckStage {
+    /// OTLP/HTTP only: from the request's admission (its headers read) to its whole body
+    /// received, or to the read's failure. The client's upload and the worker's reads of it; a
+    /// long tail here with a short `total` lies in the transfer, not in the collector's work.
+    /// Not recorded for OTLP/gRPC: tonic reads and decodes the message before the service sees
+    /// the request.
+    BodyRead,
     /// From the whole body received (HTTP) or the message decoded by tonic (gRPC) to the
     /// request's synchronous work starting ([`crate::receive::on_worker`]): near zero on a
     /// multi-thread runtime since session 33, a blocking thread's wake-up before.
@@ -26,13 +32,15 @@ pub enum AckStage {
     WalAppend,
     /// The WAL fsync (`--fsync always`; near zero otherwise).
     WalFsync,
-    /// From the first step to the answer: the sum of the others, measured once.
+    /// From the whole body received (as for `BlockingWait`) to the answer: the sum of the
+    /// stages after `BodyRead`, measured once.
     Total,
 }
 
 impl AckStage {
     /// Every stage, in path order.
-    pub const ALL: [AckStage; 6] = [
+    pub const ALL: [AckStage; 7] = [
+        AckStage::BodyRead,
         AckStage::BlockingWait,
         AckStage::SlotWait,
         AckStage::Decode,
@@ -44,6 +52,7 @@ impl AckStage {
     /// The `stage` label value.
     pub fn label(self) -> &'static str {
         match self {
+            AckStage::BodyRead => "body_read",
             AckStage::BlockingWait => "blocking_wait",
             AckStage::SlotWait => "slot_wait",
             AckStage::Decode => "decode",

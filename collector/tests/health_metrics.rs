@@ -125,11 +125,12 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
     }
     assert_eq!(after["tripline_storage_degraded"], 0.0);
     assert_eq!(after["tripline_last_commit_timestamp_seconds"], 0.0);
-    // Where the two requests' time went: both were picked up, given a slot and decoded (the
-    // second failed to decode); only the first reached the WAL.
+    // Where the two requests' time went: both bodies were read, both were picked up, given a
+    // slot and decoded (the second failed to decode); only the first reached the WAL.
     let stage_count =
         |stage: &str| after[&format!(r#"tripline_ack_stage_seconds_count{{stage="{stage}"}}"#)];
     for (stage, n) in [
+        ("body_read", 2.0),
         ("blocking_wait", 2.0),
         ("slot_wait", 2.0),
         ("decode", 2.0),

@@ -97,3 +97,32 @@ def test_alternated_pairs_give_the_median_of_the_pair_ratios(tmp_path: Path) -> 
     tripline_row = next(line for line in text.splitlines()
                         if line.startswith("| tripline collect (HTTP)"))
     assert "| NO (" in tripline_row, tripline_row
+
+
+def test_latency_row_says_how_the_load_was_made(tmp_path: Path) -> None:
+    """The p99 row is only comparable between blocks that built their load the same way, so the
+    block says whether the requests were built before the run, and where tripline's own
+    histogram put its p99."""
+    results = tmp_path / "results"
+    results.mkdir()
+    stages = {"body_read": {"p99_bound_ms": 0.5}, "total": {"p99_bound_ms": 10.0},
+              "decode": {"p99_bound_ms": 5.0}}
+    (results / "collector.json").write_text(json.dumps({
+        "secs": 20, "batch": 1000, "concurrency": 16,
+        "tripline_http": peak_run("tripline", 100_000.0, [100_000.0], readable=True),
+        "otlp2parquet_http": peak_run("otlp2parquet", 50_000.0, [50_000.0], readable=True),
+        "tripline_latency": {"p99_ms": 12.5, "offered_spans_per_sec": 80_000.0, "prebuilt": 4,
+                             "ack_stages": stages},
+        "otlp2parquet_latency": {"p99_ms": 60.0, "offered_spans_per_sec": 40_000.0,
+                                 "prebuilt": 4},
+    }))
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# B\n\n<!-- bench:generated:begin -->\n<!-- bench:generated:end -->\n")
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "bench_report.py"),
+                    "--results", str(results), "--benchmarks", str(doc)],
+                   check=True, capture_output=True)
+    text = doc.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| p99 ack latency"))
+    assert "12.5 (at 80,000 spans/s)" in row and "| met |" in row, row
+    assert "`tripline-load send --prebuilt 4`" in text, text
+    assert "`body_read` ≤ 0.5, `total` ≤ 10.0" in text, text

@@ -60,6 +60,11 @@ struct SendArgs {
     /// Pause after a refused (429) or failed request, in milliseconds.
     #[arg(long, default_value_t = 20)]
     backoff_ms: u64,
+    /// Build this many requests per worker before the run starts and send them in turn (the
+    /// same spans again once the pool is used up), so the generator spends almost no CPU while
+    /// it measures latency; 0 builds and encodes a fresh request for each send.
+    #[arg(long, default_value_t = 0)]
+    prebuilt: usize,
 }
 
 #[derive(clap::Args)]
@@ -132,6 +137,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 request_timeout: Duration::try_from_secs_f64(a.timeout_secs)
                     .context("--timeout-secs must be a non-negative number")?,
                 refusal_backoff: Duration::from_millis(a.backoff_ms),
+                prebuilt: a.prebuilt,
             };
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

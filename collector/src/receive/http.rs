@@ -22,6 +22,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use http_body_util::BodyExt;
 
+use crate::ack_latency::AckStage;
 use crate::receive::auth::authorized;
 use crate::receive::decompress::Encoding;
 use crate::receive::early_admission::{BodyLimitError, ChargedBody};
@@ -245,7 +246,14 @@ async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: S
         Err(refusal) => return refusal_response(&state, format, refusal),
     };
     let charged = ChargedBody::new(body, Arc::clone(&permit), cap, state.body_timeout);
-    let bytes = match charged.collect().await {
+    let reading = Instant::now();
+    let collected = charged.collect().await;
+    state
+        .ctx
+        .stats
+        .ack
+        .record(AckStage::BodyRead, reading.elapsed());
+    let bytes = match collected {
         Ok(c) => c.to_bytes(),
         Err(e) => {
             let (status, rpc_code) = match e {
