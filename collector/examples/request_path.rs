@@ -15,20 +15,18 @@
 //! ```
 //!
 //! `--toggle-collect` counts only the measured requests (one warm-up request first fills the
-//! dialect tables and the allocator), on the request thread: since ADR 0003 that is the
-//! acknowledgement path (decode, validation, WAL append of the request as received, fsync). The
-//! converter threads convert after the answer and the Parquet writer thread writes after that;
-//! neither is on the request thread. Arguments: requests (default 20), spans per request
-//! (default 1000), and `parquet` to also count the work after the answer.
+//! dialect tables and the allocator), on the request thread: since ADR 0004 that is the
+//! acknowledgement path (decode, validation, WAL append of the request as received, its
+//! conversion, fsync). The Parquet writer thread writes after the answer, off the request
+//! thread. Arguments: requests (default 20), spans per request (default 1000), and `parquet` to
+//! also count the work after the answer.
 //!
-//! With `parquet`, the measured requests are decoded again (not counted: the request thread
-//! decoded them) and converted in `measured_convert` as the converter threads convert them
-//! (conversion, then freeing the decoded request), and the batches are written as the batcher
-//! thread writes them, in `measured_parquet`: split by partition, appended to one open part file
-//! per partition with the store's writer settings and row-group bounds, committed (footer,
-//! fsync, rename). The pattern `*request_path::measured*` matches all three functions, so one
-//! callgrind total is the CPU `scripts/bench` charges the collector per span, minus the network
-//! (hyper, tokio).
+//! With `parquet`, the measured requests are decoded and converted again (not counted: the
+//! request thread did both) and the batches are written as the batcher thread writes them, in
+//! `measured_parquet`: split by partition, appended to one open part file per partition with
+//! the store's writer settings and row-group bounds, committed (footer, fsync, rename). The
+//! pattern `*request_path::measured*` matches both functions, so one callgrind total is the CPU
+//! `scripts/bench` charges the collector per span, minus the network (hyper, tokio).
 
 use std::sync::Arc;
 
@@ -90,12 +88,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         wal_bytes as f64 / acked.max(1) as f64
     );
     if parquet {
-        // One request at a time, as a converter thread takes them: decoded (not counted: the
-        // request thread decoded it) into a request from the pool, then converted and dropped
-        // back into the pool (counted).
+        // The rows the request threads built, built again (not counted: `measured` counted
+        // them) for the Parquet write.
         let mut batches = Vec::with_capacity(bodies.len() - 1);
         for body in &bodies[1..] {
-            batches.push(measured_convert(PooledRequest::decode_protobuf(body)?)?);
+            batches.push(convert_again(PooledRequest::decode_protobuf(body)?)?);
         }
         let out = tempfile::tempdir()?;
         let config = PipelineConfig::new(out.path());
@@ -118,11 +115,8 @@ fn measured(ctx: &Context, bodies: &[Vec<u8>]) -> Result<usize, Box<dyn std::err
     Ok(acked)
 }
 
-/// A converter thread's work for one measured request (callgrind `--toggle-collect` target
-/// with `parquet`): the decoded request converted as `receive::request` hands it over, then
-/// dropped (back into the request pool).
-#[inline(never)]
-fn measured_convert(
+/// The rows of one measured request, as its request thread built them (not counted).
+fn convert_again(
     request: PooledRequest,
 ) -> Result<arrow::record_batch::RecordBatch, Box<dyn std::error::Error>> {
     let ctx = schemas::convert::IngestContext {

@@ -8,9 +8,9 @@
 //! Fault points: `wal::write` (after the frame header: a disk filling up mid-record),
 //! `wal::fsync`, `wal::rotate` (creating a segment), `parquet::write`, `parquet::fsync`,
 //! `parquet::rename`, `parquet::dir_fsync`, `checkpoint::write`, `wal::dir_fsync` (the directory
-//! entry of a new segment, owed by the next fsync), `convert::after_ack` (the converter thread
-//! of an acknowledged request record) and `record::convert` (converting a request record read
-//! back from the WAL). The fail configuration is
+//! entry of a new segment, owed by the next fsync), `convert::after_append` (the request
+//! thread's conversion of a request record it has just appended; the request is still
+//! acknowledged) and `record::convert` (converting a request record read back from the WAL). The fail configuration is
 //! process-global: every test holds a [`fail::FailScenario`], which serialises them.
 
 mod common;
@@ -443,22 +443,22 @@ async fn http_gets_503_with_retry_after_while_parquet_fails() {
     assert_eq!(ids.into_iter().collect::<BTreeSet<_>>(), want);
 }
 
-/// `convert::after_ack`: the converter thread fails on an acknowledged request. The batcher
-/// converts the record again from the WAL: every span is stored exactly once, nothing is
-/// quarantined.
+/// `convert::after_append`: the request thread's conversion fails on a request already in the
+/// WAL. The request is acknowledged all the same; the batcher converts the record again from
+/// the WAL: every span is stored exactly once, nothing is quarantined.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_conversion_after_the_answer_is_redone_from_the_wal() {
+async fn a_failed_conversion_on_the_request_thread_is_redone_from_the_wal() {
     let _s = fail::FailScenario::setup();
     let dir = tempfile::tempdir().unwrap();
     let server = common::start(dir.path()).await;
-    fail::cfg("convert::after_ack", "return").unwrap();
+    fail::cfg("convert::after_append", "return").unwrap();
     for i in 0..3u64 {
         let req = common::request("convert-svc", common::tool_call_spans(i, common::T0 + i));
         assert_eq!(common::export(server.http_addr(), &req).await.status(), 200);
     }
     let stats = Arc::clone(server.pipeline().stats());
     server.shutdown().await.unwrap();
-    fail::remove("convert::after_ack");
+    fail::remove("convert::after_append");
     let ids: BTreeSet<String> = common::stored_span_ids(dir.path()).into_iter().collect();
     let want: BTreeSet<String> = (0..3u64).flat_map(span_ids).collect();
     assert_eq!(ids, want);
@@ -467,7 +467,8 @@ async fn a_failed_conversion_after_the_answer_is_redone_from_the_wal() {
     assert!(!dir.path().join("quarantine").exists());
 }
 
-/// Both conversions of an acknowledged request fail (after the answer and again from the WAL):
+/// Both conversions of an acknowledged request fail (on its request thread and again from the
+/// WAL):
 /// the request is kept whole in `quarantine/`, counted, and `tripline ingest` of that file
 /// stores its spans once the fault is gone. An acknowledged span never vanishes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -477,13 +478,13 @@ async fn an_acknowledged_request_that_cannot_be_converted_is_quarantined() {
     let server = common::start(dir.path()).await;
     let ok = common::request("convert-svc", common::tool_call_spans(0, common::T0));
     assert_eq!(common::export(server.http_addr(), &ok).await.status(), 200);
-    fail::cfg("convert::after_ack", "return").unwrap();
+    fail::cfg("convert::after_append", "return").unwrap();
     fail::cfg("record::convert", "return").unwrap();
     let bad = common::request("convert-svc", common::tool_call_spans(1, common::T0 + 1));
     assert_eq!(common::export(server.http_addr(), &bad).await.status(), 200);
     let stats = Arc::clone(server.pipeline().stats());
     server.shutdown().await.unwrap();
-    fail::remove("convert::after_ack");
+    fail::remove("convert::after_append");
     fail::remove("record::convert");
     assert_eq!(stats.records_quarantined.load(Ordering::Relaxed), 1);
     let kept: Vec<_> = std::fs::read_dir(dir.path().join("quarantine"))

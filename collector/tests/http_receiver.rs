@@ -209,7 +209,7 @@ fn request_with_content(
     request("redact-svc", spans)
 }
 
-/// Requests are written to the WAL as received and converted after the answer, except under
+/// Requests are written to the WAL as received and converted after the append, except under
 /// `--redact-content`: then they are converted (and redacted) first, so unredacted content never
 /// reaches the disk, neither the WAL nor Parquet. The same check without redaction finds the
 /// secret in the WAL, so it can fail.

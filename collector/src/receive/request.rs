@@ -1,11 +1,13 @@
 //! The protocol-independent request path shared by OTLP/HTTP and OTLP/gRPC, for traces and
 //! logs alike ([`Signal`]):
 //! early admission ([`admit`], before the body is read) -> processing slot -> decompress
-//! (capped) -> decode -> convert (once, straight to Arrow) -> pipeline (queue reservation, WAL,
-//! fsync) -> outcome. Runs in place on the worker thread that read the request
-//! ([`crate::receive::on_worker`]), so a client that goes away cannot cancel a WAL append
-//! halfway. The processing slot is held only while the CPU-heavy
-//! steps run, not while the WAL fsync is awaited, so group commit still batches many requests.
+//! (capped) -> decode -> validate -> pipeline (queue reservation, WAL append of the request as
+//! received, conversion straight to Arrow on this thread, fsync) -> outcome. Log requests and
+//! `--redact-content` convert before the WAL instead. Runs in place on the worker thread that
+//! read the request ([`crate::receive::on_worker`]), so a client that goes away cannot cancel a
+//! WAL append halfway. The processing slot is held only while the decode runs, not while the
+//! request is converted or the WAL fsync is awaited, so group commit still batches many requests
+//! and the conversion overlaps the fsync (ADR 0004).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -220,7 +222,7 @@ enum Prepared<'a> {
     /// Converted before the answer: log requests, and trace requests under `--redact-content`
     /// (unredacted content never reaches the disk).
     Converted(Converted),
-    /// A trace request validated and sized, converted after the answer (see
+    /// A trace request validated and sized, converted once it is in the WAL (see
     /// [`crate::store::wal::record`]).
     Validated(Validated<'a>),
 }
@@ -242,7 +244,7 @@ struct Stored<'a> {
     plain_len: usize,
 }
 
-/// A decoded trace request, ready to submit: validated (converted after the answer), or
+/// A decoded trace request, ready to submit: validated (converted once in the WAL), or
 /// converted now under `--redact-content`. Refused whole with 413 when it would expand past
 /// `--max-converted-bytes`.
 fn prepare_traces<'a>(
@@ -338,8 +340,8 @@ fn convert_logs(ctx: &Context, request: ExportLogsServiceRequest) -> Result<Conv
     converted.map_err(too_large)
 }
 
-/// A validated trace request: queue reservation, WAL append of the request as received and
-/// fsync; the answer to the client. The converter threads convert it meanwhile and after.
+/// A validated trace request: queue reservation, WAL append of the request as received, its
+/// conversion on this thread while the WAL is synced, then the fsync; the answer to the client.
 fn submit_validated(ctx: &Context, validated: Validated<'_>) -> Result<Accepted, Refusal> {
     let Validated {
         request,
@@ -363,7 +365,8 @@ fn submit_validated(ctx: &Context, validated: Validated<'_>) -> Result<Accepted,
             body,
         };
         let reserve = usize::try_from(estimated_bytes).unwrap_or(usize::MAX);
-        // The converter thread converts and drops the request: back to the pool for the next.
+        // Converted and dropped on this thread, while its decode is still in the cache: back to
+        // the pool for the next request.
         let submitted = ctx.pipeline.submit_request(&record, reserve, move || {
             convert_request_bounded(&request, &ingest, u64::MAX)
                 .map(|c| c.batch)

@@ -2,9 +2,9 @@
 //!
 //! Why: allocating every string of a decoded request and freeing it after conversion cost about
 //! a fifth of the collector's instructions per span. The recycling decoder
-//! ([`schemas::decode::recycling`]) refills an existing request instead; this pool is where the
-//! converter threads leave the requests they have converted and where the receivers take one
-//! to decode into.
+//! ([`schemas::decode::recycling`]) refills an existing request instead; this pool is where a
+//! request thread leaves the request it has converted and where the next one takes it to
+//! decode into.
 //!
 //! Bound: at most [`KEPT`] requests are kept, and only those decoded from a body of at most
 //! [`MAX_KEPT_BODY_BYTES`], so the pool holds at most `KEPT` decoded bodies of that size (a
@@ -17,8 +17,9 @@ use std::sync::Mutex;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use schemas::DecodeError;
 
-/// Requests kept for refilling at most: more than the requests converted at once on a small
-/// machine (one per converter thread) plus those being decoded.
+/// Requests kept for refilling at most: a request is held from its decode to the end of its
+/// conversion, right after its WAL append (milliseconds), so a few cover the requests in flight
+/// on a small machine; beyond that a request is freed as before.
 pub const KEPT: usize = 8;
 /// A request decoded from a larger body is freed, not kept (a rare large request must not
 /// pin its memory).

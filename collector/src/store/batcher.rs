@@ -45,11 +45,11 @@ pub struct Queued {
     pub reservation: Option<Reservation>,
 }
 
-/// The rows of a queued record: converted already, or being converted by the converter threads
-/// ([`crate::store::converters`]) after the request was acknowledged.
+/// The rows of a queued record: converted already, or being converted on its request thread
+/// between the WAL append and the fsync ([`crate::store::pipeline::Pipeline::submit_request`]).
 pub enum Rows {
     Ready(RecordBatch),
-    /// The converter sends the rows, or why it could not convert them.
+    /// The request thread sends the rows, or why it could not convert them.
     Pending(Receiver<Result<RecordBatch, String>>),
 }
 
@@ -239,7 +239,7 @@ impl Batcher {
         let batch = match rows {
             Rows::Ready(batch) => Ok(batch),
             Rows::Pending(rx) => rx.recv().unwrap_or_else(|_| {
-                Err("the converter thread stopped before sending the rows".to_string())
+                Err("the request thread stopped before sending the rows".to_string())
             }),
         };
         // Degraded: the record is in the WAL, and the retry reads it from there.
@@ -255,7 +255,7 @@ impl Batcher {
         drop(reservation);
     }
 
-    /// The converter could not convert acknowledged record `seq`: convert it again from the WAL
+    /// The request thread could not convert acknowledged record `seq`: convert it again from the WAL
     /// (whatever failed may not fail twice), else keep it in the quarantine directory. An error
     /// (no WAL yet, the WAL or the quarantine cannot be read or written) degrades the batcher,
     /// whose retry reads the record from the WAL again.

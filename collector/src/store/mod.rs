@@ -9,14 +9,13 @@
 //! [`writer_priority`]). Each part file records which WAL records it holds, so
 //! replay after a crash skips rows already committed ([`committed_records`]). [`lock`] keeps one
 //! writer per directory; [`verify`] checks a store without changing it. Paths and file names are
-//! the store layout, [`schemas::layout`]. Trace requests are written to the WAL as received and
-//! converted after the answer by the [`converters`] (ADR 0003); one that cannot be converted is
-//! kept whole by [`quarantine`]. With `--data-dir s3://…` finished part files
+//! the store layout, [`schemas::layout`]. Trace requests are written to the WAL as received
+//! (ADR 0003) and converted on their request thread while the WAL is synced (ADR 0004); one that
+//! cannot be converted is kept whole by [`quarantine`]. With `--data-dir s3://…` finished part files
 //! are uploaded to object storage ([`remote`]) and the WAL stays on a local disk.
 
 pub mod batcher;
 pub mod committed_records;
-pub mod converters;
 pub mod durable_files;
 pub mod lock;
 pub mod part_file;

@@ -24,7 +24,6 @@ use crate::ack_latency::AckStage;
 use crate::config::{FsyncPolicy, PipelineConfig};
 use crate::store::batcher::{rows_or_quarantine, Batcher, Control, Msg, Queued, Rows, Unwritten};
 use crate::store::committed_records::{drop_covered_rows, CommittedRecords};
-use crate::store::converters::Converters;
 use crate::store::durable_files::remove_leftover_tmp_files;
 use crate::store::queue_reservation::WriterQueue;
 use crate::store::wal::checkpoint::Checkpoint;
@@ -84,8 +83,6 @@ pub enum SubmitError {
 /// The running write path of one data directory.
 pub struct Pipeline {
     config: PipelineConfig,
-    /// Convert request records after they were acknowledged ([`Pipeline::submit_request`]).
-    converters: Converters,
     wal: Arc<Wal>,
     tx: Mutex<Option<Sender<Msg>>>,
     queue: Arc<WriterQueue>,
@@ -250,13 +247,7 @@ impl Pipeline {
         } else {
             None
         };
-        let converters = Converters::start(
-            std::thread::available_parallelism().map_or(2, |n| n.get()),
-            config.writer_nice,
-        )
-        .map_err(PipelineError::Thread)?;
         Ok(Pipeline {
-            converters,
             queue,
             config,
             wal,
@@ -342,10 +333,11 @@ impl Pipeline {
     }
 
     /// Accept a request as received ([`RequestRecord`]) whose spans were validated but not
-    /// converted: refuse it if the queue is full, else append it to the WAL, hand `convert` to the
-    /// converter threads and return once the record is durable per the fsync policy, without
-    /// waiting for the conversion. `reserve_bytes` is the queue charge (the request's estimated
-    /// converted size); the rows reach the batcher in WAL order.
+    /// converted: refuse it if the queue is full, else append it to the WAL, run `convert` here,
+    /// on the calling thread, while the WAL is synced, and return once the record is durable per
+    /// the fsync policy (ADR 0004). `reserve_bytes` is the queue charge (the request's estimated
+    /// converted size); the rows reach the batcher in WAL order. A failed conversion does not
+    /// change the answer: the record is in the WAL, and the batcher converts it again from there.
     pub fn submit_request(
         &self,
         record: &RequestRecord<'_>,
@@ -355,22 +347,21 @@ impl Pipeline {
         self.refuse_while_degraded()?;
         let payload = record.encode();
         let (done_tx, done_rx) = mpsc::sync_channel(1);
-        // Converted while the WAL is synced; the batcher waits for the rows in WAL order. Only
-        // once appended: a record that failed to append never reaches the batcher.
+        // Converted between the append and the fsync, while the decoded request is still in
+        // this thread's cache; the batcher waits for the rows in WAL order. Only once appended:
+        // a record that failed to append never reaches the batcher.
         self.append_durably(
             &payload,
             reserve_bytes,
             false,
             Rows::Pending(done_rx),
-            || {
-                self.converters.run(Box::new(move || {
-                    #[cfg(feature = "failpoints")]
-                    fail::fail_point!("convert::after_ack", |_| {
-                        let _ =
-                            done_tx.send(Err("injected fault at convert::after_ack".to_string()));
-                    });
-                    let _ = done_tx.send(convert());
-                }));
+            move || {
+                #[cfg(feature = "failpoints")]
+                fail::fail_point!("convert::after_append", |_| {
+                    let _ =
+                        done_tx.send(Err("injected fault at convert::after_append".to_string()));
+                });
+                let _ = done_tx.send(convert());
             },
         )
     }
@@ -495,9 +486,9 @@ impl Pipeline {
     }
 
     fn stop_threads(&self) -> Result<(), PipelineError> {
-        // Every acknowledged request is converted (the batcher waits for those rows) before
-        // the batcher's queue closes.
-        self.converters.stop();
+        // A request still converting on its thread sends its rows to the batcher, which waits
+        // for them in WAL order after its queue closes (or converts the record again from the
+        // WAL if that thread is gone).
         if let Ok(mut tx) = self.tx.lock() {
             tx.take();
         }

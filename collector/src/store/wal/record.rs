@@ -1,12 +1,12 @@
 //! What a WAL record holds: converted rows (an Arrow IPC stream, [`super::ipc`]) or an OTLP
-//! trace request as it was received ([`RequestRecord`]), converted after it was acknowledged.
+//! trace request as it was received ([`RequestRecord`]), converted once it is in the WAL.
 //!
-//! Why two kinds: converting a request is most of the CPU a request costs, and a client waits
-//! for its answer until the request is durable. Writing the request as received lets the
-//! collector answer after a light validation (the same checks and the same `partial_success`
-//! answer conversion gives, [`schemas::convert::validate_request`]) and convert afterwards, on
-//! the converter threads, off the acknowledgement path. The received bytes are also smaller to
-//! write than the rows (compressed bodies are kept compressed). Every reader of the WAL (replay,
+//! Why two kinds: the received bytes are a quarter of the rows' IPC encoding to write (and
+//! compressed bodies stay compressed), and the WAL's page-cache copies were the largest kernel
+//! cost per span. The record is written after a light validation (the same checks and the same
+//! `partial_success` answer conversion gives, [`schemas::convert::validate_request`]); the
+//! request thread converts it while the WAL is synced (ADR 0004), and a conversion that fails
+//! is redone from the record. Every reader of the WAL (replay,
 //! the batcher's retry, the checkpoint rebuild, `tripline verify`, the analyzer's view of the
 //! WAL tail) goes through [`decode`] / [`decode_one`] and sees rows either way.
 //!
@@ -159,7 +159,7 @@ impl RequestRecord<'_> {
     }
 }
 
-/// Whether `payload` is a request record (converted after it was acknowledged).
+/// Whether `payload` is a request record (a request as received, converted once in the WAL).
 pub fn is_request(payload: &[u8]) -> bool {
     payload.starts_with(MAGIC)
 }
