@@ -3,8 +3,8 @@
 //!
 //! Why: a client sees one number (the time to its answer). When its tail is long, the operator
 //! needs to know which step holds it — the body's upload, waiting for the work to start, waiting
-//! for one of the processing slots, decoding, the queue reservation and WAL append, or the WAL
-//! fsync — before changing a setting. Fixed buckets and relaxed atomics: recording costs a few instructions and
+//! for one of the processing slots, decoding, the queue reservation and WAL append, the
+//! conversion, or the WAL fsync — before changing a setting. Fixed buckets and relaxed atomics: recording costs a few instructions and
 //! never allocates or locks, so it stays on the request path.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,7 +30,12 @@ pub enum AckStage {
     Decode,
     /// Queue reservation and the WAL append of the record.
     WalAppend,
-    /// The WAL fsync (`--fsync always`; near zero otherwise).
+    /// A trace request's conversion to rows on its request thread, after its WAL append and
+    /// before its fsync (ADR 0004). Not recorded for requests converted before the WAL (logs,
+    /// `--redact-content`: in `Decode`).
+    Convert,
+    /// The wait for the WAL fsync after the append (and the conversion): `--fsync always`; near
+    /// zero otherwise, or when another request's fsync already covered this record.
     WalFsync,
     /// From the whole body received (as for `BlockingWait`) to the answer: the sum of the
     /// stages after `BodyRead`, measured once.
@@ -39,12 +44,13 @@ pub enum AckStage {
 
 impl AckStage {
     /// Every stage, in path order.
-    pub const ALL: [AckStage; 7] = [
+    pub const ALL: [AckStage; 8] = [
         AckStage::BodyRead,
         AckStage::BlockingWait,
         AckStage::SlotWait,
         AckStage::Decode,
         AckStage::WalAppend,
+        AckStage::Convert,
         AckStage::WalFsync,
         AckStage::Total,
     ];
@@ -57,6 +63,7 @@ impl AckStage {
             AckStage::SlotWait => "slot_wait",
             AckStage::Decode => "decode",
             AckStage::WalAppend => "wal_append",
+            AckStage::Convert => "convert",
             AckStage::WalFsync => "wal_fsync",
             AckStage::Total => "total",
         }

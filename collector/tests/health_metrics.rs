@@ -126,7 +126,8 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
     assert_eq!(after["tripline_storage_degraded"], 0.0);
     assert_eq!(after["tripline_last_commit_timestamp_seconds"], 0.0);
     // Where the two requests' time went: both bodies were read, both were picked up, given a
-    // slot and decoded (the second failed to decode); only the first reached the WAL.
+    // slot and decoded (the second failed to decode); only the first reached the WAL and was
+    // converted there.
     let stage_count =
         |stage: &str| after[&format!(r#"tripline_ack_stage_seconds_count{{stage="{stage}"}}"#)];
     for (stage, n) in [
@@ -135,6 +136,7 @@ async fn health_is_ready_and_metrics_counters_move_after_an_export() {
         ("slot_wait", 2.0),
         ("decode", 2.0),
         ("wal_append", 1.0),
+        ("convert", 1.0),
         ("wal_fsync", 1.0),
         ("total", 2.0),
     ] {

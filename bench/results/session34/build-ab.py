@@ -1,7 +1,8 @@
 """Two collector builds alternated (session 34): per round a peak run (spans per CPU-second,
 every acknowledged span read back by DuckDB) and a p99 run at RATE spans/s with the load built
 before the run (`--prebuilt 4`), 16 connections x 1,000-span bodies, 20 s each.
-usage: A=BIN_A B=BIN_B LOAD=BIN/tripline-load WORK=DIR RATE=110000 ROUNDS=3 build-ab.py OUT.json"""
+usage: A=BIN_A B=BIN_B LOAD=BIN/tripline-load WORK=DIR RATE=110000 ROUNDS=3 [PEAK_ONLY=1] \
+  build-ab.py OUT.json"""
 import argparse, json, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../../scripts"))
 import bench_collector as bc
@@ -14,6 +15,15 @@ for i in range(int(os.environ.get("ROUNDS", "3"))):
                                   latency_rate=float(os.environ.get("RATE", "110000")),
                                   latency_prebuilt=4)
         p = bc.peak_run(args, "tripline")
+        if os.environ.get("PEAK_ONLY"):
+            row = {"round": i, "build": label,
+                   "peak_spans_per_cpu_sec": round(p["spans_per_cpu_sec"]),
+                   "peak_acked_per_sec": round(p["load"]["acked_spans_per_sec"]),
+                   "peak_refused": p["load"]["requests_refused"],
+                   "readable": p["all_acked_readable"], "peak_rss_mib": p["peak_rss_mib"]}
+            print(json.dumps(row), flush=True)
+            runs.append(row)
+            continue
         l = bc.latency_run(args, "tripline", None)
         row = {"round": i, "build": label,
                "peak_spans_per_cpu_sec": round(p["spans_per_cpu_sec"]),

@@ -342,7 +342,7 @@ impl Pipeline {
         &self,
         record: &RequestRecord<'_>,
         reserve_bytes: usize,
-        convert: impl FnOnce() -> Result<RecordBatch, String> + Send + 'static,
+        convert: impl FnOnce() -> Result<RecordBatch, String>,
     ) -> Result<(), SubmitError> {
         self.refuse_while_degraded()?;
         let payload = record.encode();
@@ -361,7 +361,12 @@ impl Pipeline {
                     let _ =
                         done_tx.send(Err("injected fault at convert::after_append".to_string()));
                 });
-                let _ = done_tx.send(convert());
+                let converting = Instant::now();
+                let rows = convert();
+                self.stats
+                    .ack
+                    .record(AckStage::Convert, converting.elapsed());
+                let _ = done_tx.send(rows);
             },
         )
     }
@@ -415,19 +420,17 @@ impl Pipeline {
                 }))
             })
             .map_err(|e| self.wal_failed(e))?;
+        self.stats
+            .ack
+            .record(AckStage::WalAppend, started.elapsed());
         appended();
         Stats::add(&self.stats.wal_bytes_appended, payload.len() as u64);
         self.stats
             .wal_bytes_on_disk
             .store(self.wal.bytes_on_disk(), Ordering::Relaxed);
-        let appended_at = Instant::now();
-        self.stats
-            .ack
-            .record(AckStage::WalAppend, appended_at - started);
+        let syncing = Instant::now();
         self.wal.commit(seq).map_err(|e| self.wal_failed(e))?;
-        self.stats
-            .ack
-            .record(AckStage::WalFsync, appended_at.elapsed());
+        self.stats.ack.record(AckStage::WalFsync, syncing.elapsed());
         if let Ok(mut failure) = self.wal_failure.lock() {
             failure.take();
         }
