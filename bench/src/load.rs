@@ -516,13 +516,11 @@ mod tests {
         assert!(a != b, "the pool holds distinct requests");
         assert!(a == c, "the pool starts again once used up");
         let decoded = ExportTraceServiceRequest::decode(a.as_ref()).unwrap();
-        let spans: usize = decoded
-            .resource_spans
-            .iter()
-            .flat_map(|r| &r.scope_spans)
-            .map(|s| s.spans.len())
-            .sum();
-        assert_eq!(spans, 10, "a pooled body is a whole encoded request");
+        assert_eq!(
+            synth::span_count(&decoded),
+            10,
+            "a pooled body is a whole encoded request"
+        );
 
         let mut fresh = Source::new(1, &config(0));
         let (x, y, z) = (body(fresh.next()), body(fresh.next()), body(fresh.next()));

@@ -69,12 +69,23 @@ def peak_run(receiver: str, per_cpu_sec: float, every: list[float], readable: bo
     }
 
 
+def render_collector(tmp_path: Path, collector: dict) -> str:
+    """The generated block rendered from `collector` as the only results file."""
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "collector.json").write_text(json.dumps(collector))
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# B\n\n<!-- bench:generated:begin -->\n<!-- bench:generated:end -->\n")
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "bench_report.py"),
+                    "--results", str(results), "--benchmarks", str(doc)],
+                   check=True, capture_output=True)
+    return doc.read_text()
+
+
 def test_alternated_pairs_give_the_median_of_the_pair_ratios(tmp_path: Path) -> None:
     """With `--pairs`, the ratio is the median of the per-pair ratios (not the ratio of the two
     medians), every run's figure is shown, and one unreadable run marks the row NO."""
-    results = tmp_path / "results"
-    results.mkdir()
-    (results / "collector.json").write_text(json.dumps({
+    text = render_collector(tmp_path, {
         "secs": 20, "batch": 512, "concurrency": 8,
         "tripline_http": peak_run("tripline", 100_000.0, [90_000.0, 100_000.0, 120_000.0],
                                   readable=False),
@@ -82,13 +93,7 @@ def test_alternated_pairs_give_the_median_of_the_pair_ratios(tmp_path: Path) -> 
                                       readable=True),
         # the ratio of the two medians would be 2.00: the pairs' median, 1.80, is the figure
         "pairs": {"count": 3, "ratios": [1.5, 1.8, 3.0], "median_ratio": 1.8},
-    }))
-    doc = tmp_path / "BENCHMARKS.md"
-    doc.write_text("# B\n\n<!-- bench:generated:begin -->\n<!-- bench:generated:end -->\n")
-    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "bench_report.py"),
-                    "--results", str(results), "--benchmarks", str(doc)],
-                   check=True, capture_output=True)
-    text = doc.read_text()
+    })
     assert "ratio per pair 1.50×, 1.80×, 3.00×" in text, text
     assert "90,000, 100,000, 120,000 (tripline)" in text, text
     row = next(line for line in text.splitlines() if line.startswith("| spans per CPU-second"))
@@ -103,11 +108,9 @@ def test_latency_row_says_how_the_load_was_made(tmp_path: Path) -> None:
     """The p99 row is only comparable between blocks that built their load the same way, so the
     block says whether the requests were built before the run, and where tripline's own
     histogram put its p99."""
-    results = tmp_path / "results"
-    results.mkdir()
     stages = {"body_read": {"p99_bound_ms": 0.5}, "total": {"p99_bound_ms": 10.0},
               "decode": {"p99_bound_ms": 5.0}}
-    (results / "collector.json").write_text(json.dumps({
+    text = render_collector(tmp_path, {
         "secs": 20, "batch": 1000, "concurrency": 16,
         "tripline_http": peak_run("tripline", 100_000.0, [100_000.0], readable=True),
         "otlp2parquet_http": peak_run("otlp2parquet", 50_000.0, [50_000.0], readable=True),
@@ -115,13 +118,7 @@ def test_latency_row_says_how_the_load_was_made(tmp_path: Path) -> None:
                              "ack_stages": stages},
         "otlp2parquet_latency": {"p99_ms": 60.0, "offered_spans_per_sec": 40_000.0,
                                  "prebuilt": 4},
-    }))
-    doc = tmp_path / "BENCHMARKS.md"
-    doc.write_text("# B\n\n<!-- bench:generated:begin -->\n<!-- bench:generated:end -->\n")
-    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "bench_report.py"),
-                    "--results", str(results), "--benchmarks", str(doc)],
-                   check=True, capture_output=True)
-    text = doc.read_text()
+    })
     row = next(line for line in text.splitlines() if line.startswith("| p99 ack latency"))
     assert "12.5 (at 80,000 spans/s)" in row and "| met |" in row, row
     assert "`tripline-load send --prebuilt 4`" in text, text
