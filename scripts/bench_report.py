@@ -139,13 +139,13 @@ def collector_tables(c):
             f"| acknowledged spans/s | {f0(t.get('acked_spans_per_sec'))} | "
             f"{f0(o.get('acked_spans_per_sec'))} | {f2(thr_r)}× | — | — |"]
     if "p99_ms" in tl:
-        out.append(f"| p99 ack latency at 80% of own peak (ms) | {f1(tl['p99_ms'])} "
-                   f"(at {f0(tl['offered_spans_per_sec'])} spans/s) | "
-                   f"{f1(ol.get('p99_ms'))} (at {f0(ol.get('offered_spans_per_sec'))} spans/s) "
-                   f"| — | < 50 ms | {verdict(tl['p99_ms'] < 50)} |")
-    out.append("")
-    if "p99_ms" in tl:
+        out += [f"| p99 ack latency at 80% of own peak (ms) | {f1(tl['p99_ms'])} "
+                f"(at {f0(tl['offered_spans_per_sec'])} spans/s) | "
+                f"{f1(ol.get('p99_ms'))} (at {f0(ol.get('offered_spans_per_sec'))} spans/s) "
+                f"| — | < 50 ms | {verdict(tl['p99_ms'] < 50)} |", ""]
         out += latency_notes(tl)
+    else:
+        out.append("")
     if ov and "error" not in ov:
         load_ = ov["load"]
         out += ["Overload (tripline only): "

@@ -4,8 +4,9 @@
 //! Why: a client sees one number (the time to its answer). When its tail is long, the operator
 //! needs to know which step holds it — the body's upload, waiting for the work to start, waiting
 //! for one of the processing slots, decoding, the queue reservation and WAL append, the
-//! conversion, or the WAL fsync — before changing a setting. Fixed buckets and relaxed atomics: recording costs a few instructions and
-//! never allocates or locks, so it stays on the request path.
+//! conversion, or the WAL fsync — before changing a setting. Fixed buckets and relaxed atomics:
+//! recording costs a few instructions and never allocates or locks, so it stays on the request
+//! path.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
