@@ -401,3 +401,75 @@ async fn h2c_bodies_are_charged_to_the_budget_too() {
     drop(holder);
     server.shutdown().await.unwrap();
 }
+
+/// A refused HTTP/1.1 upload gets its 429 over an intact connection. Exporters send the whole
+/// body before they read the answer; closing the connection with the rest of the body unread
+/// makes the kernel answer the client's next bytes with a reset, and the client then reports a
+/// transport error instead of the 429 and its `Retry-After` (9 of 1,938 requests of the overload
+/// benchmark, BENCHMARKS.md session 33). The server reads the rest of a refused body and drops it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_upload_still_sending_reads_its_429_not_a_reset() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(dir.path(), |config| {
+        config.max_inflight_bytes = 1024 * 1024;
+    })
+    .await;
+
+    // An upload holds 600 KiB of the 1 MiB budget.
+    let mut holder = TcpStream::connect(server.http_addr()).await.unwrap();
+    holder
+        .write_all(b"POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: 10000000\r\n\r\n")
+        .await
+        .unwrap();
+    holder.write_all(&vec![0u8; 600 * 1024]).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while inflight_bytes(&server).await < (600 * 1024) as f64 {
+        assert!(
+            Instant::now() < deadline,
+            "the holder's bytes were never charged"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // Valid 8 MiB exports, sent whole before the answer is read, as Python's `requests` (the
+    // OpenTelemetry Python exporter) does: each runs out of budget a few hundred KiB in.
+    let mut req = request("refused", tool_call_spans(1, T0));
+    req.resource_spans[0].scope_spans[0].spans[0]
+        .attributes
+        .push(kv_str("padding", "p".repeat(8 * 1024 * 1024)));
+    let body = req.encode_to_vec();
+    let head = format!(
+        "POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    for attempt in 0..5 {
+        let mut client = TcpStream::connect(server.http_addr()).await.unwrap();
+        client.write_all(head.as_bytes()).await.unwrap();
+        if let Err(e) = client.write_all(&body).await {
+            panic!("attempt {attempt}: the connection was reset while the body was sent: {e}");
+        }
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut answer))
+            .await
+            .expect("answered");
+        if let Err(e) = read {
+            panic!("attempt {attempt}: the answer was lost to a reset: {e}");
+        }
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 429"),
+            "attempt {attempt}: {answer}"
+        );
+        assert!(
+            answer.to_ascii_lowercase().contains("retry-after:"),
+            "{answer}"
+        );
+        assert!(inflight_bytes(&server).await <= (1024 * 1024) as f64);
+    }
+    assert_eq!(
+        server.stats().requests_by_status().get("http:429"),
+        Some(&5)
+    );
+    drop(holder);
+    server.shutdown().await.unwrap();
+}

@@ -215,6 +215,12 @@ impl<B> ChargedBody<B> {
         }
     }
 
+    /// The wrapped body, to read what is left of it without charging it (a refused request's
+    /// rest, [`crate::receive::unread_body`]); the bytes charged so far go back with the permit.
+    pub fn into_inner(self) -> B {
+        self.inner
+    }
+
     fn fail(&mut self, e: BodyLimitError) -> Poll<Option<Result<Frame<Bytes>, BodyLimitError>>> {
         self.done = true;
         Poll::Ready(Some(Err(e)))

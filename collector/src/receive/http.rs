@@ -5,7 +5,9 @@
 //!
 //! Checks run cheapest first (auth, content type, encoding, declared length, then admission:
 //! queue full or in-flight body budget spent -> 429 with `Retry-After`) so a refused request
-//! costs almost nothing and its body is never read; the body is read under the cap and the body
+//! costs almost nothing and its body is never kept (the rest of an HTTP/1.x body is read and
+//! dropped before the answer, so the client reads it instead of a reset: [`unread_body`]); the
+//! body is read under the cap and the body
 //! deadline, charged to the in-flight budget frame by frame as it arrives, then
 //! processed ([`crate::receive::request`]) on the worker thread that read it
 //! ([`crate::receive::on_worker`]), a call that cannot be cancelled halfway: if the client
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Version};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -32,6 +34,7 @@ use crate::receive::otlp_wire::{
     export_response, Format,
 };
 use crate::receive::request::{admit, check_room, process_signal_body, Context, Refusal, Signal};
+use crate::receive::unread_body;
 use crate::telemetry::cut;
 
 /// Shared state of the HTTP receiver.
@@ -146,21 +149,36 @@ async fn metrics(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
 
 async fn export_traces(
     State(state): State<Arc<HttpState>>,
+    version: Version,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    export(state, headers, body, Signal::Traces).await
+    export(state, version, headers, body, Signal::Traces).await
 }
 
 async fn export_logs(
     State(state): State<Arc<HttpState>>,
+    version: Version,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    export(state, headers, body, Signal::Logs).await
+    export(state, version, headers, body, Signal::Logs).await
 }
 
-async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: Signal) -> Response {
+async fn export(
+    state: Arc<HttpState>,
+    version: Version,
+    headers: HeaderMap,
+    body: Body,
+    signal: Signal,
+) -> Response {
+    let cap = state.ctx.max_body_bytes;
+    // A refusal answered before the body is read: the rest of an HTTP/1.x body is read and
+    // dropped first, so the client reads the answer instead of a reset (`unread_body`).
+    let drain = unread_body::drain_before_reading(version, &headers);
+    let unread = |response: Response, body: Body| {
+        unread_body::answer_after(response, body, drain, cap, state.body_timeout)
+    };
     let format = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -189,13 +207,14 @@ async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: S
             "unsupported content type `{}`; send application/x-protobuf or application/json",
             cut(&got)
         );
-        return refuse(
+        let response = refuse(
             &state,
             Format::Json,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             code::INVALID_ARGUMENT,
             &msg,
         );
+        return unread(response, body).await;
     };
     let encoding_header = headers
         .get(header::CONTENT_ENCODING)
@@ -205,15 +224,15 @@ async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: S
             "unsupported content encoding `{}`; send the body plain, gzip or zstd",
             cut(&encoding_header.unwrap_or_default())
         );
-        return refuse(
+        let response = refuse(
             &state,
             format,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             code::INVALID_ARGUMENT,
             &msg,
         );
+        return unread(response, body).await;
     };
-    let cap = state.ctx.max_body_bytes;
     let too_large = || {
         format!("request body exceeds the limit of {cap} bytes; send smaller batches (or raise --max-body-bytes)")
     };
@@ -236,18 +255,18 @@ async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: S
         (signal, format, encoding, declared)
     {
         if let Err(refusal) = check_room(&state.ctx, usize::try_from(n).unwrap_or(usize::MAX), 0) {
-            return refusal_response(&state, format, refusal);
+            return unread(refusal_response(&state, format, refusal), body).await;
         }
     }
     // Admission before the body is read: under overload a refusal costs a header check. The
     // permit starts empty and grows with the bytes actually received, whatever was declared.
     let permit = match admit(&state.ctx, 0) {
         Ok(p) => Arc::new(Mutex::new(p)),
-        Err(refusal) => return refusal_response(&state, format, refusal),
+        Err(refusal) => return unread(refusal_response(&state, format, refusal), body).await,
     };
-    let charged = ChargedBody::new(body, Arc::clone(&permit), cap, state.body_timeout);
+    let mut charged = ChargedBody::new(body, Arc::clone(&permit), cap, state.body_timeout);
     let reading = Instant::now();
-    let collected = charged.collect().await;
+    let collected = (&mut charged).collect().await;
     state
         .ctx
         .stats
@@ -268,12 +287,20 @@ async fn export(state: Arc<HttpState>, headers: HeaderMap, body: Body, signal: S
                 }
                 BodyLimitError::Read(_) => (StatusCode::BAD_REQUEST, code::INVALID_ARGUMENT),
             };
-            let mut response = refuse(&state, format, status, rpc_code, &e.to_string());
-            // The rest of the body is not read: the connection cannot be reused.
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            return response;
+            let response = refuse(&state, format, status, rpc_code, &e.to_string());
+            // Only a refusal for lack of room reads the rest: the others are about the body
+            // itself (too large, too slow, unreadable). The budget is given back first.
+            let drain = matches!(e, BodyLimitError::Overloaded { .. })
+                && unread_body::drain_after_reading(version);
+            drop(permit);
+            return unread_body::answer_after(
+                response,
+                charged.into_inner(),
+                drain,
+                cap,
+                state.body_timeout,
+            )
+            .await;
         }
     };
     let ctx = state.ctx.clone();

@@ -18,3 +18,4 @@ pub mod on_worker;
 pub mod otlp_wire;
 pub mod request;
 pub mod request_pool;
+pub mod unread_body;
