@@ -215,7 +215,7 @@ impl Sender {
                     .await
                 {
                     Ok(r) => r,
-                    Err(e) => return Outcome::Failed(format!("http transport: {e}")),
+                    Err(e) => return Outcome::Failed(format!("http transport: {}", causes(&e))),
                 };
                 let status = resp.status();
                 let is_json = resp
@@ -225,7 +225,7 @@ impl Sender {
                     .is_some_and(|v| v.contains("json"));
                 let bytes = match resp.bytes().await {
                     Ok(b) => b,
-                    Err(e) => return Outcome::Failed(format!("http body: {e}")),
+                    Err(e) => return Outcome::Failed(format!("http body: {}", causes(&e))),
                 };
                 if status.as_u16() == 429 || status.as_u16() == 503 {
                     return Outcome::Refused;
@@ -265,6 +265,19 @@ impl Sender {
             ),
         }
     }
+}
+
+/// An error and its sources, outermost first: reqwest's own message ("error sending request")
+/// does not say whether the connection was reset, refused or timed out.
+fn causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// `partial_success.rejected_spans` of a 2xx answer (protobuf or JSON); an empty or
@@ -484,6 +497,30 @@ mod tests {
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTracePartialSuccess;
 
     use super::*;
+
+    #[test]
+    fn a_transport_error_names_its_causes() {
+        #[derive(Debug)]
+        struct Sending(std::io::Error);
+        impl std::fmt::Display for Sending {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("error sending request")
+            }
+        }
+        impl std::error::Error for Sending {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = Sending(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "connection reset by peer",
+        ));
+        assert_eq!(
+            causes(&e),
+            "error sending request: connection reset by peer"
+        );
+    }
 
     fn config(prebuilt: usize) -> LoadConfig {
         LoadConfig {
