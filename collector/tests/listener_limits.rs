@@ -351,15 +351,13 @@ async fn at_the_connection_cap_an_idle_connection_makes_room_for_a_new_one() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn h2c_bodies_are_charged_to_the_budget_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start_with(dir.path(), |config| {
+/// A collector with a 1 MiB in-flight budget, 600 KiB of which an HTTP/1.1 upload that stops
+/// sending holds (the returned stream; dropping it gives the bytes back).
+async fn server_with_budget_mostly_held(dir: &std::path::Path) -> (collector::Server, TcpStream) {
+    let server = start_with(dir, |config| {
         config.max_inflight_bytes = 1024 * 1024;
     })
     .await;
-
-    // An HTTP/1.1 upload holds 600 KiB of the 1 MiB budget.
     let mut holder = TcpStream::connect(server.http_addr()).await.unwrap();
     holder
         .write_all(b"POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: 10000000\r\n\r\n")
@@ -374,6 +372,13 @@ async fn h2c_bodies_are_charged_to_the_budget_too() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    (server, holder)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_bodies_are_charged_to_the_budget_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, holder) = server_with_budget_mostly_held(dir.path()).await;
 
     // An h2c (prior knowledge) upload of 600 KiB no longer fits: 429 while it is still sending.
     let tcp = TcpStream::connect(server.http_addr()).await.unwrap();
@@ -410,26 +415,7 @@ async fn h2c_bodies_are_charged_to_the_budget_too() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_upload_still_sending_reads_its_429_not_a_reset() {
     let dir = tempfile::tempdir().unwrap();
-    let server = start_with(dir.path(), |config| {
-        config.max_inflight_bytes = 1024 * 1024;
-    })
-    .await;
-
-    // An upload holds 600 KiB of the 1 MiB budget.
-    let mut holder = TcpStream::connect(server.http_addr()).await.unwrap();
-    holder
-        .write_all(b"POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: 10000000\r\n\r\n")
-        .await
-        .unwrap();
-    holder.write_all(&vec![0u8; 600 * 1024]).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while inflight_bytes(&server).await < (600 * 1024) as f64 {
-        assert!(
-            Instant::now() < deadline,
-            "the holder's bytes were never charged"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (server, holder) = server_with_budget_mostly_held(dir.path()).await;
 
     // Valid 8 MiB exports, sent whole before the answer is read, as Python's `requests` (the
     // OpenTelemetry Python exporter) does: each runs out of budget a few hundred KiB in.
