@@ -48,7 +48,8 @@ def test_block_names_the_build_and_the_peak_rss(tmp_path: Path) -> None:
     text = doc.read_text()
     assert "old" not in text and text.startswith("# Benchmarks\n\nprose") and "after" in text
     assert "commit `0123456789ab`, cargo profile `release`" in text
-    assert "The `tripline` binary: 78,969,424 bytes (75.3 MiB)." in text
+    assert ("The `tripline` binary: 78,969,424 bytes (75.3 MiB); goal under 60,000,000 bytes: "
+            "**not met** (18,969,424 bytes over).") in text
     row = next(line for line in text.splitlines() if line.startswith("| 1,000,000 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     # spans, bytes/span, ingest, check s, check peak RSS: the largest repeat, not the median's
@@ -123,3 +124,16 @@ def test_latency_row_says_how_the_load_was_made(tmp_path: Path) -> None:
     assert "12.5 (at 80,000 spans/s)" in row and "| met |" in row, row
     assert "`tripline-load send --prebuilt 4`" in text, text
     assert "`body_read` ≤ 0.5, `total` ≤ 10.0" in text, text
+
+
+def test_binary_size_verdict_is_strict_at_the_goal() -> None:
+    """The release binary's verdict against issue 12's "< 60 MB", read as decimal megabytes:
+    one byte short of the goal is met, the goal itself is not."""
+    sys.path.insert(0, str(REPO_ROOT / "scripts"))
+    import bench_report
+
+    assert bench_report.binary_size_text(59_996_944) == (
+        "The `tripline` binary: 59,996,944 bytes (57.2 MiB); goal under 60,000,000 bytes: "
+        "met (3,056 bytes to spare).")
+    assert bench_report.binary_size_text(59_999_999).endswith("met (1 bytes to spare).")
+    assert bench_report.binary_size_text(60_000_000).endswith("**not met** (0 bytes over).")
