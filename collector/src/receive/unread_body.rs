@@ -6,8 +6,9 @@
 //! the client reports a transport error instead of the 429 and its `Retry-After` (9 of 1,938
 //! requests in an overload benchmark run, BENCHMARKS.md session 33). Reading the rest costs the
 //! copy out of the socket and no memory (each frame is dropped as it arrives, and none is charged
-//! to the in-flight budget); it stops at the body cap and the body deadline, and the connection
-//! is then closed as before.
+//! to the in-flight budget). It stops at the body cap, or after [`DRAIN_FOR`] (or the body
+//! deadline, if shorter), and the connection is then closed as before: a client that stops
+//! sending gets its refusal that much later, not at the body deadline.
 //!
 //! Not done for HTTP/2, where the refusal ends the stream and the connection stays usable; for a
 //! request that announced `Expect: 100-continue` and was refused before its body was asked for
@@ -21,6 +22,10 @@ use axum::response::Response;
 use bytes::Buf;
 use http_body::Body;
 use http_body_util::BodyExt;
+
+/// How long the rest of a refused body is read at most: an exporter sending on loopback or a
+/// LAN finishes megabytes well within it.
+pub const DRAIN_FOR: Duration = Duration::from_secs(2);
 
 /// Whether a refusal answered before the body was read should read the rest first: HTTP/1.x
 /// without `Expect: 100-continue`.
@@ -71,7 +76,7 @@ pub async fn answer_after<B>(
 where
     B: Body + Unpin,
 {
-    let ended = drain && discard(body, limit, timeout).await;
+    let ended = drain && discard(body, limit, timeout.min(DRAIN_FOR)).await;
     if !ended {
         response
             .headers_mut()
