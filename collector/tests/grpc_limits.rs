@@ -191,7 +191,7 @@ async fn grpc_bodies_are_charged_to_the_shared_budget() {
     .await;
 
     // An HTTP upload holds 200 KiB of the budget...
-    let mut holder = hold_budget(server.http_addr()).await;
+    let mut holder = hold_budget(server.http_addr(), 1_000_000, 200 * 1024).await;
     // ... so a gRPC message of 100 KiB no longer fits: RESOURCE_EXHAUSTED with RetryInfo.
     let mut answer = None;
     // Polled up to a deadline, not a count: on a loaded CI machine the HTTP bytes can take a while.
@@ -201,7 +201,7 @@ async fn grpc_bodies_are_charged_to_the_shared_budget() {
         // held part of the budget: then the upload itself was refused (429) and holds nothing.
         // Start it again.
         if answered(&holder) {
-            holder = hold_budget(server.http_addr()).await;
+            holder = hold_budget(server.http_addr(), 1_000_000, 200 * 1024).await;
         }
         let frames = vec![prefix(100 * 1024), Bytes::from(vec![0u8; 100 * 1024])];
         let a = raw_call(server.grpc_addr(), None, frames, true).await;
@@ -220,18 +220,6 @@ async fn grpc_bodies_are_charged_to_the_shared_budget() {
     assert!(answer.message.contains("overloaded"), "{answer:?}");
     drop(holder);
     server.shutdown().await.unwrap();
-}
-
-/// An HTTP upload that announces 1,000,000 bytes and sends 200 KiB of them, then waits.
-async fn hold_budget(addr: std::net::SocketAddr) -> TcpStream {
-    use tokio::io::AsyncWriteExt;
-    let mut holder = TcpStream::connect(addr).await.unwrap();
-    holder
-        .write_all(b"POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: 1000000\r\n\r\n")
-        .await
-        .unwrap();
-    holder.write_all(&vec![0u8; 200 * 1024]).await.unwrap();
-    holder
 }
 
 /// Whether the collector answered the unfinished upload (refused it) or closed it.

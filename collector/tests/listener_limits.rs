@@ -358,12 +358,7 @@ async fn server_with_budget_mostly_held(dir: &std::path::Path) -> (collector::Se
         config.max_inflight_bytes = 1024 * 1024;
     })
     .await;
-    let mut holder = TcpStream::connect(server.http_addr()).await.unwrap();
-    holder
-        .write_all(b"POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: 10000000\r\n\r\n")
-        .await
-        .unwrap();
-    holder.write_all(&vec![0u8; 600 * 1024]).await.unwrap();
+    let holder = hold_budget(server.http_addr(), 10_000_000, 600 * 1024).await;
     let deadline = Instant::now() + Duration::from_secs(5);
     while inflight_bytes(&server).await < (600 * 1024) as f64 {
         assert!(

@@ -234,3 +234,21 @@ pub fn strings(batch: &RecordBatch, name: &str) -> Vec<Option<String>> {
         .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
         .collect()
 }
+
+/// An HTTP/1.1 trace upload that declares `declared` body bytes, sends `sent` of them and then
+/// waits: it holds `sent` bytes of the in-flight budget once they are charged, until dropped (or
+/// refused).
+pub async fn hold_budget(
+    addr: std::net::SocketAddr,
+    declared: usize,
+    sent: usize,
+) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut holder = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\ncontent-length: {declared}\r\n\r\n"
+    );
+    holder.write_all(head.as_bytes()).await.unwrap();
+    holder.write_all(&vec![0u8; sent]).await.unwrap();
+    holder
+}
