@@ -229,7 +229,7 @@ def ack_stages(http_base):
 
 
 def run_load(args, endpoint, protocol, secs, concurrency, batch, rate=None, seed=1,
-             backoff_ms=20, prebuilt=0):
+             backoff_ms=20, prebuilt=0, warmup=0.0):
     argv = [args.load, "send", "--endpoint", endpoint, "--protocol", protocol,
             "--batch", str(batch), "--concurrency", str(concurrency),
             "--duration-secs", str(secs), "--seed", str(seed),
@@ -238,6 +238,8 @@ def run_load(args, endpoint, protocol, secs, concurrency, batch, rate=None, seed
         argv += ["--rate", f"{rate:.0f}"]
     if prebuilt:
         argv += ["--prebuilt", str(prebuilt)]
+    if warmup:
+        argv += ["--warmup-secs", f"{warmup:g}"]
     t0 = time.monotonic()
     p = subprocess.run(argv, capture_output=True, text=True, timeout=secs + 120)
     if p.returncode != 0:
@@ -342,16 +344,22 @@ def latency_run(args, name, peak_rate):
         server, endpoint = start_otlp2parquet(args, data, log)
     rate = args.latency_rate or 0.8 * peak_rate
     prebuilt = getattr(args, "latency_prebuilt", 0)
+    warmup = getattr(args, "latency_warmup", 0.0)
     report = run_load(args, endpoint, "http", args.secs, args.concurrency, args.batch, rate=rate,
-                      seed=2, prebuilt=prebuilt)
+                      seed=2, prebuilt=prebuilt, warmup=warmup)
     stages = ack_stages(endpoint) if name == "tripline" else None
     totals = server.stop()
     cpu = totals["cpu_secs_total"]
     # The same efficiency figure as the peak step, at a load the receiver sustains: no refusal
     # (and no retry) charges CPU to no acknowledged span here.
+    settled = report.get("latency_after_warmup") or report["latency"]
     return {"receiver": name, "offered_spans_per_sec": rate, "prebuilt": prebuilt,
             "load": report,
             "p50_ms": report["latency"]["p50_ms"], "p99_ms": report["latency"]["p99_ms"],
+            # The same requests less those sent in the first `warmup_secs` (the receiver's
+            # start: it grows its memory and fills its caches under them).
+            "warmup_secs": warmup,
+            "settled_p50_ms": settled["p50_ms"], "settled_p99_ms": settled["p99_ms"],
             "cpu_secs_total": cpu,
             "spans_per_cpu_sec": report["spans_acked"] / cpu if cpu else None,
             "exit_code": totals["exit_code"], "ack_stages": stages}
@@ -463,6 +471,10 @@ def main():
                          "and sends in turn (`tripline-load send --prebuilt`), so the "
                          "generator's own CPU stays out of the measured latency; 0 builds each "
                          "request as it is sent")
+    ap.add_argument("--latency-warmup", type=float, default=2.0,
+                    help="seconds at the start of each latency step whose requests are left out "
+                         "of its settled p99 (`tripline-load send --warmup-secs`); the whole "
+                         "run's p99 is reported too")
     ap.add_argument("--pairs", type=int, default=1,
                     help="run the two HTTP peak steps this many times, alternated (tripline, "
                          "otlp2parquet, tripline, ...); each receiver's median run is reported "

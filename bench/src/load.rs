@@ -66,6 +66,10 @@ pub struct LoadConfig {
     /// Requests each worker builds before the run and sends in turn; 0 = a fresh request for
     /// each send, built and encoded as it is sent.
     pub prebuilt: usize,
+    /// Requests sent within this long of the start are left out of `latency_after_warmup`
+    /// (they still count everywhere else): a receiver that has just started grows its memory
+    /// and fills its caches under the first requests.
+    pub warmup: Duration,
 }
 
 /// The JSON report of one run.
@@ -92,6 +96,10 @@ pub struct LoadReport {
     pub acked_spans_per_sec: f64,
     /// Latency of acknowledged requests only.
     pub latency: LatencySummary,
+    /// The warm-up left out of `latency_after_warmup`, in seconds.
+    pub warmup_secs: f64,
+    /// Latency of the acknowledged requests sent after the warm-up (all of them without one).
+    pub latency_after_warmup: LatencySummary,
     /// Latency of refused requests (how fast overload is answered).
     pub refused_latency: LatencySummary,
     /// First failure seen (transport error or unexpected status), for diagnosis.
@@ -314,6 +322,8 @@ struct WorkerStats {
     spans_rejected: u64,
     bytes: u64,
     latencies_us: Vec<u64>,
+    /// Of `latencies_us`, those of requests sent after the warm-up.
+    settled_latencies_us: Vec<u64>,
     refused_latencies_us: Vec<u64>,
     first_error: Option<String>,
 }
@@ -370,6 +380,7 @@ pub async fn run(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
     let budget = Arc::new(AtomicU64::new(cfg.max_requests));
     let start = Instant::now();
     let deadline = start + cfg.duration;
+    let settled_from = start + cfg.warmup;
     let period = cfg.rate_spans_per_sec.filter(|r| *r > 0.0).map(|rate| {
         Duration::from_secs_f64(cfg.concurrency as f64 * cfg.batch_spans as f64 / rate)
     });
@@ -414,6 +425,9 @@ pub async fn run(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
                         stats.spans_rejected += rejected;
                         stats.spans_acked += cfg.batch_spans as u64 - rejected;
                         stats.latencies_us.push(took);
+                        if sent_at >= settled_from {
+                            stats.settled_latencies_us.push(took);
+                        }
                     }
                     Outcome::Refused => {
                         stats.refused += 1;
@@ -451,6 +465,7 @@ pub async fn run(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
         total.spans_rejected += s.spans_rejected;
         total.bytes += s.bytes;
         total.latencies_us.extend(s.latencies_us);
+        total.settled_latencies_us.extend(s.settled_latencies_us);
         total.refused_latencies_us.extend(s.refused_latencies_us);
         if total.first_error.is_none() {
             total.first_error = s.first_error;
@@ -480,6 +495,8 @@ pub async fn run(cfg: &LoadConfig) -> Result<LoadReport, LoadError> {
             0.0
         },
         latency: summarize_micros(&mut total.latencies_us),
+        warmup_secs: cfg.warmup.as_secs_f64(),
+        latency_after_warmup: summarize_micros(&mut total.settled_latencies_us),
         refused_latency: summarize_micros(&mut total.refused_latencies_us),
         first_error: total.first_error,
     })
@@ -536,6 +553,7 @@ mod tests {
             request_timeout: Duration::from_secs(1),
             refusal_backoff: Duration::from_millis(1),
             prebuilt,
+            warmup: Duration::ZERO,
         }
     }
 
@@ -565,6 +583,90 @@ mod tests {
             x != y && y != z && x != z,
             "fresh requests are all distinct"
         );
+    }
+
+    /// An OTLP/HTTP receiver on a real socket that answers every request with an empty 200,
+    /// `slow` late while it is younger than `young`.
+    async fn receiver(young: Duration, slow: Duration) -> std::net::SocketAddr {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let born = Instant::now();
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 8192];
+                    loop {
+                        // One request: the head, then content-length bytes of body.
+                        let head_end = loop {
+                            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break i + 4;
+                            }
+                            match conn.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        };
+                        let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+                        let body_len: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .map_or(0, |v| v.trim().parse().unwrap_or(0));
+                        while buf.len() < head_end + body_len {
+                            match conn.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        buf.drain(..head_end + body_len);
+                        if born.elapsed() < young {
+                            tokio::time::sleep(slow).await;
+                        }
+                        let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+                        if conn.write_all(answer.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn requests_sent_in_the_warmup_are_left_out_of_the_settled_latency() {
+        let addr = receiver(Duration::from_millis(400), Duration::from_millis(50)).await;
+        let cfg = LoadConfig {
+            endpoint: format!("http://{addr}"),
+            max_requests: 1_000_000,
+            duration: Duration::from_millis(1200),
+            warmup: Duration::from_millis(600),
+            ..config(0)
+        };
+        let report = run(&cfg).await.unwrap();
+        assert_eq!(report.requests_failed, 0, "{:?}", report.first_error);
+        assert_eq!(report.warmup_secs, 0.6);
+        let (all, settled) = (report.latency, report.latency_after_warmup);
+        assert_eq!(all.count as u64, report.requests_acked);
+        assert!(
+            settled.count > 0 && settled.count < all.count,
+            "{settled:?} of {all:?}"
+        );
+        assert!(all.max_ms >= 50.0, "the young receiver's answers: {all:?}");
+        assert!(
+            settled.max_ms < 50.0,
+            "requests after the warm-up met the settled receiver only: {settled:?}"
+        );
+
+        let whole = run(&LoadConfig {
+            warmup: Duration::ZERO,
+            duration: Duration::from_millis(200),
+            ..cfg.clone()
+        })
+        .await
+        .unwrap();
+        assert_eq!(whole.latency, whole.latency_after_warmup, "no warm-up");
     }
 
     #[test]

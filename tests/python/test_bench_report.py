@@ -126,6 +126,29 @@ def test_latency_row_says_how_the_load_was_made(tmp_path: Path) -> None:
     assert "`body_read` ≤ 0.5, `total` ≤ 10.0" in text, text
 
 
+def test_latency_rows_give_the_settled_and_the_whole_run_p99(tmp_path: Path) -> None:
+    """A receiver's first second (memory growing, caches cold) can hold the whole tail: the
+    block gives the p99 after the warm-up and the whole run's, each with its own verdict."""
+    text = render_collector(tmp_path, {
+        "secs": 20, "batch": 1000, "concurrency": 16,
+        "tripline_http": peak_run("tripline", 100_000.0, [100_000.0], readable=True),
+        "otlp2parquet_http": peak_run("otlp2parquet", 50_000.0, [50_000.0], readable=True),
+        "tripline_latency": {"p99_ms": 84.0, "settled_p99_ms": 21.1, "warmup_secs": 2.0,
+                             "offered_spans_per_sec": 80_000.0, "prebuilt": 4},
+        "otlp2parquet_latency": {"p99_ms": 30.0, "settled_p99_ms": 25.0, "warmup_secs": 2.0,
+                                 "offered_spans_per_sec": 40_000.0, "prebuilt": 4},
+    })
+    lines = text.splitlines()
+    settled = next(line for line in lines if line.startswith("| p99 ack latency") and
+                   "after a 2 s warm-up" in line)
+    assert "| 21.1 (at 80,000 spans/s) | 25.0 (at 40,000 spans/s) |" in settled, settled
+    assert settled.endswith("| < 50 ms | met |"), settled
+    whole = next(line for line in lines if line.startswith("| p99 ack latency") and
+                 "whole run" in line)
+    assert "| 84.0 | 30.0 |" in whole and whole.endswith("| **not met** |"), whole
+    assert "first 2 s of the step" in text, text
+
+
 def test_binary_size_verdict_is_strict_at_the_goal() -> None:
     """The release binary's verdict against issue 12's "< 60 MB", read as decimal megabytes:
     one byte short of the goal is met, the goal itself is not."""

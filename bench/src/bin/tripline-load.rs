@@ -65,6 +65,11 @@ struct SendArgs {
     /// it measures latency; 0 builds and encodes a fresh request for each send.
     #[arg(long, default_value_t = 0)]
     prebuilt: usize,
+    /// Leave the requests sent in the first SECS seconds out of `latency_after_warmup` (they
+    /// still count in `latency` and every total): a receiver that has just started is still
+    /// growing its memory.
+    #[arg(long, default_value_t = 0.0, value_name = "SECS")]
+    warmup_secs: f64,
 }
 
 #[derive(clap::Args)]
@@ -138,6 +143,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     .context("--timeout-secs must be a non-negative number")?,
                 refusal_backoff: Duration::from_millis(a.backoff_ms),
                 prebuilt: a.prebuilt,
+                warmup: Duration::try_from_secs_f64(a.warmup_secs)
+                    .context("--warmup-secs must be a non-negative number")?,
             };
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
