@@ -202,6 +202,11 @@ def ack_stages(http_base):
             text = r.read().decode()
     except OSError:
         return None
+    return parse_ack_stages(text)
+
+
+def parse_ack_stages(text):
+    """`ack_stages` of a `/metrics` text already read."""
     stages = {}
     for line in text.splitlines():
         m = ACK_STAGE_RE.match(line)

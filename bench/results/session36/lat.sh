@@ -14,22 +14,8 @@ import json,sys
 sys.path.insert(0,sys.argv[2])
 w=sys.argv[1]; l=json.load(open(w+"/load.json"))
 import bench_collector as bc, re
-text=open(w+"/metrics.txt").read()
-stages={}
-for line in text.splitlines():
-    m=bc.ACK_STAGE_RE.match(line)
-    if not m: continue
-    kind,stage,le,value=m.groups(); st=stages.setdefault(stage,{"b":[]})
-    if kind=="bucket": st["b"].append((float("inf") if le=="+Inf" else float(le),float(value)))
-    else: st[kind]=float(value)
-out={}
-for s,st in stages.items():
-    n=st.get("count",0)
-    def bound(q):
-        r=max(1,-(-q*n//1))
-        for le,c in st["b"]:
-            if c>=r: return le*1000
-    out[s]=(round(st.get("sum",0)*1000/n,2) if n else None, bound(0.99) if n else None)
+stages=bc.parse_ack_stages(open(w+"/metrics.txt").read())
+out={k:(round(v["mean_ms"],2) if v["mean_ms"] is not None else None, v["p99_bound_ms"]) for k,v in stages.items()}
 lat=l["latency"]
 la=l["latency_after_warmup"]; print(json.dumps({"settled_p50":la["p50_ms"],"settled_p99":la["p99_ms"],"settled_max":la["max_ms"],"n":la["count"]}))
 print(json.dumps({"acked/s":round(l["acked_spans_per_sec"]),"refused":l["requests_refused"],"p50":lat.get("p50_ms"),"p90":lat.get("p90_ms"),"p99":lat.get("p99_ms"),"max":lat.get("max_ms")}))
