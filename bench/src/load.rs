@@ -636,7 +636,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn requests_sent_in_the_warmup_are_left_out_of_the_settled_latency() {
-        let addr = receiver(Duration::from_millis(400), Duration::from_millis(50)).await;
+        let addr = receiver(Duration::from_millis(400), Duration::from_millis(200)).await;
         let cfg = LoadConfig {
             endpoint: format!("http://{addr}"),
             max_requests: 1_000_000,
@@ -653,9 +653,9 @@ mod tests {
             settled.count > 0 && settled.count < all.count,
             "{settled:?} of {all:?}"
         );
-        assert!(all.max_ms >= 50.0, "the young receiver's answers: {all:?}");
+        assert!(all.max_ms >= 200.0, "the young receiver's answers: {all:?}");
         assert!(
-            settled.max_ms < 50.0,
+            settled.max_ms < 200.0,
             "requests after the warm-up met the settled receiver only: {settled:?}"
         );
 
