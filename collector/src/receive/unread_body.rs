@@ -43,7 +43,7 @@ pub fn drain_after_reading(version: Version) -> bool {
 
 /// Reads `body` to its end and drops it, giving up past `limit` bytes, at an error or after
 /// `timeout`; whether it ended.
-pub async fn discard<B>(mut body: B, limit: usize, timeout: Duration) -> bool
+async fn discard<B>(mut body: B, limit: usize, timeout: Duration) -> bool
 where
     B: Body + Unpin,
 {
