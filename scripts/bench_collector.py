@@ -233,6 +233,27 @@ def parse_ack_stages(text):
     return out
 
 
+def alternate_builds(measure, rounds, out_path, labels=("a", "b"), **fields):
+    """Two collector builds alternated round by round (the A/B record scripts under
+    `bench/results`): for each round and label, `measure(args, round)` on an
+    `argparse.Namespace` of the build's binary (the environment variable named by the label in
+    capitals), `LOAD`, a work directory of its own under `WORK`, and `fields`. Each row, round
+    and build first, is printed as a JSON line as it comes; all of them are written to
+    `out_path`."""
+    runs = []
+    for i in range(rounds):
+        for label in labels:
+            args = argparse.Namespace(tripline=os.environ[label.upper()],
+                                      load=os.environ["LOAD"],
+                                      work=os.path.join(os.environ["WORK"], label), **fields)
+            row = {"round": i, "build": label, **measure(args, i)}
+            print(json.dumps(row), flush=True)
+            runs.append(row)
+    with open(out_path, "w") as f:
+        json.dump(runs, f, indent=1)
+    return runs
+
+
 def run_load(args, endpoint, protocol, secs, concurrency, batch, rate=None, seed=1,
              backoff_ms=20, prebuilt=0, warmup=0.0):
     argv = [args.load, "send", "--endpoint", endpoint, "--protocol", protocol,
