@@ -97,13 +97,21 @@ root_domain = ".s3.garage.localhost"
         self.proc = subprocess.Popen(
             [self.binary, "-c", str(self.config), "server"], stdout=log, stderr=subprocess.STDOUT, env=env
         )
-        node = self._wait_for_node()
-        self.cli("layout", "assign", "-z", "dc1", "-c", "1G", node)
-        self.cli("layout", "apply", "--version", "1")
-        out = self.cli("key", "create", "tripline-tests")
-        self.key_id = _field(out, r"Key ID")
-        self.secret = _field(out, r"Secret key")
-        self._wait_for_s3()
+        try:
+            node = self._wait_for_node()
+            # `node id` reads the node's key from the metadata directory and answers before the
+            # server listens; the layout commands need its RPC port.
+            self._wait_for_port(self.rpc_port, "RPC")
+            self.cli("layout", "assign", "-z", "dc1", "-c", "1G", node)
+            self.cli("layout", "apply", "--version", "1")
+            out = self.cli("key", "create", "tripline-tests")
+            self.key_id = _field(out, r"Key ID")
+            self.secret = _field(out, r"Secret key")
+            self._wait_for_port(self.s3_port, "S3")
+        except BaseException:
+            # A node that did not come up is not left running for the rest of the session.
+            self.stop()
+            raise
         return self
 
     def _wait_for_node(self, timeout: float = 60) -> str:
@@ -120,14 +128,14 @@ root_domain = ".s3.garage.localhost"
                 time.sleep(0.2)
         raise RuntimeError(f"garage did not answer within {timeout}s: {last}\n{self.log.read_text()}")
 
-    def _wait_for_s3(self, timeout: float = 30) -> None:
+    def _wait_for_port(self, port: int, what: str, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.s3_port)) == 0:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
                     return
             time.sleep(0.1)
-        raise RuntimeError(f"garage's S3 port {self.s3_port} did not open:\n{self.log.read_text()}")
+        raise RuntimeError(f"garage's {what} port {port} did not open:\n{self.log.read_text()}")
 
     def bucket(self, name: str) -> str:
         """Create bucket `name`, readable and writable with the tests' key; returns the name."""
