@@ -36,6 +36,9 @@ pub const DEFAULT_MAX_QUEUE_BYTES: usize = 64 * MIB;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * MIB;
 /// Default of `--max-inflight-bytes`.
 pub const DEFAULT_MAX_INFLIGHT_BYTES: usize = 64 * MIB;
+/// Default of `--pretouch-bytes`: memory faulted in at start-up for the request path
+/// ([`crate::allocator::pretouch`]).
+pub const DEFAULT_PRETOUCH_BYTES: usize = 256 * MIB;
 /// Default of `--max-converted-bytes` (the converter's own bound).
 pub const DEFAULT_MAX_CONVERTED_BYTES: u64 = schemas::convert::DEFAULT_MAX_CONVERTED_BYTES;
 /// Default of `--stats-interval-secs`.
