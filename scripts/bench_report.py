@@ -180,10 +180,12 @@ def collector_tables(c):
     return out
 
 
-def criterion_table(root):
+def criterion_rows(root):
+    """Criterion's latest estimates under `root` (its output directory), as JSON-ready rows;
+    None when the directory is missing or holds none of the collector's benches."""
     rows = []
     if not root or not os.path.isdir(root):
-        return ["_criterion results missing: run `scripts/bench criterion`_", ""]
+        return None
     for d, _, files in os.walk(root):
         if os.path.basename(d) != "new" or "estimates.json" not in files:
             continue
@@ -193,20 +195,38 @@ def criterion_table(root):
             continue
         if meta["group_id"] not in ("otlp_protobuf_to_arrow", "arrow_to_zstd_parquet"):
             continue
-        elements = (meta.get("throughput") or {}).get("Elements")
-        ns = est["mean"]["point_estimate"]
-        lo = est["mean"]["confidence_interval"]["lower_bound"]
-        hi = est["mean"]["confidence_interval"]["upper_bound"]
-        per_s = elements / (ns / 1e9) if elements else None
-        rows.append((meta["group_id"], meta["function_id"], meta.get("value_str") or "",
-                     elements, ns, lo, hi, per_s))
+        rows.append({"group": meta["group_id"], "function": meta["function_id"],
+                     "input": meta.get("value_str") or "",
+                     "elements": (meta.get("throughput") or {}).get("Elements"),
+                     "mean_ns": est["mean"]["point_estimate"],
+                     "ci_low_ns": est["mean"]["confidence_interval"]["lower_bound"],
+                     "ci_high_ns": est["mean"]["confidence_interval"]["upper_bound"]})
+    return sorted(rows, key=lambda r: (r["group"], r["function"], r["input"])) or None
+
+
+def criterion_table(results, root):
+    """The criterion table. Criterion keeps its estimates in the build directory, which a new
+    machine does not have: the rows are saved to `results/criterion.json` whenever criterion's
+    directory has them, and read back from there otherwise, so a `scripts/bench collector` on
+    a fresh machine does not drop the last measured ceilings."""
+    saved_path = os.path.join(results, "criterion.json")
+    rows = criterion_rows(root)
+    if rows is not None:
+        with open(saved_path, "w") as f:
+            json.dump({"rows": rows}, f, indent=1)
+    else:
+        rows = (load(saved_path) or {}).get("rows")
     if not rows:
-        return ["_no criterion estimates found_", ""]
+        return ["_criterion results missing: run `scripts/bench criterion`_", ""]
     out = ["| stage | measured | input | spans per call | mean time per call | "
            "spans/s (one core) |", "|---|---|---|---:|---:|---:|"]
-    for g, fn, val, el, ns, lo, hi, per_s in sorted(rows):
-        out.append(f"| {g} | {fn} | {val} | {el:,} | {ns / 1e6:,.3f} ms "
-                   f"(95% CI {lo / 1e6:,.3f}–{hi / 1e6:,.3f}) | {f0(per_s)} |")
+    for r in rows:
+        el, ns = r["elements"], r["mean_ns"]
+        per_s = el / (ns / 1e9) if el else None
+        out.append(f"| {r['group']} | {r['function']} | {r['input']} | "
+                   f"{el:,} | {ns / 1e6:,.3f} ms "
+                   f"(95% CI {r['ci_low_ns'] / 1e6:,.3f}–{r['ci_high_ns'] / 1e6:,.3f}) | "
+                   f"{f0(per_s)} |")
     out.append("")
     return out
 
@@ -304,7 +324,7 @@ def main():
         gen += ["Second load shape (the issue's): 16 connections, 1,000-span bodies.", ""]
         gen += collector_tables(wide)
     gen += ["### Decode and encode ceilings (criterion)", ""]
-    gen += criterion_table(args.criterion)
+    gen += criterion_table(args.results, args.criterion)
     gen += ["### Analyzer: tripline vs DuckDB on the same files", ""]
     gen += analyzer_table(load(os.path.join(args.results, "analyzer.json")))
     gen.append(END)

@@ -160,3 +160,36 @@ def test_binary_size_verdict_is_strict_at_the_goal() -> None:
         "met (3,056 bytes to spare).")
     assert bench_report.binary_size_text(59_999_999).endswith("met (1 bytes to spare).")
     assert bench_report.binary_size_text(60_000_000).endswith("**not met** (0 bytes over).")
+
+
+def test_criterion_ceilings_survive_a_build_directory_without_them(tmp_path: Path) -> None:
+    # Criterion keeps its estimates in the build directory: a new machine has none, and the
+    # block must keep the last measured ceilings instead of dropping the table.
+    results = tmp_path / "results"
+    results.mkdir()
+    new = tmp_path / "criterion" / "otlp_protobuf_to_arrow" / "decode" / "512spans" / "new"
+    new.mkdir(parents=True)
+    (new / "estimates.json").write_text(json.dumps({"mean": {
+        "point_estimate": 500_000.0,
+        "confidence_interval": {"lower_bound": 490_000.0, "upper_bound": 510_000.0}}}))
+    (new / "benchmark.json").write_text(json.dumps({
+        "group_id": "otlp_protobuf_to_arrow", "function_id": "decode", "value_str": "512spans",
+        "throughput": {"Elements": 512}}))
+    doc = tmp_path / "BENCHMARKS.md"
+    row = "| otlp_protobuf_to_arrow | decode | 512spans | 512 | 0.500 ms (95% CI 0.490–0.510) | 1,024,000 |"
+
+    def render(*criterion: str) -> str:
+        doc.write_text("<!-- bench:generated:begin -->\n<!-- bench:generated:end -->\n")
+        subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "bench_report.py"),
+                        "--results", str(results), "--benchmarks", str(doc), *criterion],
+                       check=True, capture_output=True)
+        return doc.read_text()
+
+    assert row in render("--criterion", str(tmp_path / "criterion"))
+    assert json.loads((results / "criterion.json").read_text())["rows"][0]["elements"] == 512
+    # A fresh machine: no criterion directory at all, then an empty one.
+    assert row in render()
+    assert row in render("--criterion", str(tmp_path / "elsewhere"))
+    assert "criterion results missing" not in render()
+    (results / "criterion.json").unlink()
+    assert "criterion results missing" in render()
