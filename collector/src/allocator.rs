@@ -92,6 +92,18 @@ pub struct Pretouched {
 /// arena the request path allocates from.
 const PRETOUCH_BLOCK: usize = 2 << 20;
 
+/// The share of the process's memory limit ([`crate::memory_limit`]) a pre-touch may take: a
+/// quarter, so that in a small container the start-up leaves the request path most of the room.
+const PRETOUCH_SHARE_OF_LIMIT: u64 = 4;
+
+/// What to pre-touch when `asked` is asked for under a memory limit of `limit` bytes: at most
+/// a quarter of the limit.
+pub fn pretouch_budget(asked: usize, limit: Option<u64>) -> usize {
+    limit.map_or(asked, |l| {
+        asked.min(usize::try_from(l / PRETOUCH_SHARE_OF_LIMIT).unwrap_or(usize::MAX))
+    })
+}
+
 /// Allocates `bytes` (rounded up to whole 2 MiB blocks) through the global allocator, writes
 /// every page of it, and frees it again, so the process's allocator holds that much memory
 /// already faulted in. Called once by `collect`, after [`configure`] (whose never-purge setting
@@ -150,6 +162,15 @@ mod tests {
         assert_eq!(pretouch(1).bytes, PRETOUCH_BLOCK);
         assert_eq!(pretouch(3 * PRETOUCH_BLOCK).bytes, 3 * PRETOUCH_BLOCK);
         assert_eq!(pretouch(3 * PRETOUCH_BLOCK + 1).bytes, 4 * PRETOUCH_BLOCK);
+    }
+
+    #[test]
+    fn a_pretouch_takes_at_most_a_quarter_of_the_memory_limit() {
+        const MIB: usize = 1 << 20;
+        assert_eq!(pretouch_budget(256 * MIB, None), 256 * MIB);
+        assert_eq!(pretouch_budget(256 * MIB, Some(24 << 30)), 256 * MIB);
+        assert_eq!(pretouch_budget(256 * MIB, Some(512 << 20)), 128 * MIB);
+        assert_eq!(pretouch_budget(256 * MIB, Some(0)), 0);
     }
 
     #[test]

@@ -157,7 +157,8 @@ pub struct CollectArgs {
     #[arg(long, default_value_t = config::DEFAULT_STATS_INTERVAL_SECS)]
     pub stats_interval_secs: u64,
     /// Fault this many bytes of memory in at start-up, before accepting requests, and keep them
-    /// for the request path (0: none). A collector started into full load otherwise pays its
+    /// for the request path (0: none; at most a quarter of the process's memory limit, from its
+    /// cgroup or the machine's RAM). A collector started into full load otherwise pays its
     /// first page faults on its first requests' latency.
     #[arg(long, default_value_t = config::DEFAULT_PRETOUCH_BYTES, value_name = "BYTES")]
     pub pretouch_bytes: usize,
@@ -239,11 +240,21 @@ pub fn collect(data_dir: &Path, args: CollectArgs) -> anyhow::Result<ExitCode> {
     // After the lock (a second collector fails fast), before anything accepts: the first
     // requests find their memory already faulted in.
     if args.pretouch_bytes > 0 {
-        let done = crate::allocator::pretouch(args.pretouch_bytes);
-        eprintln!(
-            "tripline collect: pre-touched {} MiB in {:.2} s (--pretouch-bytes 0 skips this)",
-            done.bytes / config::MIB,
-            done.elapsed.as_secs_f64()
+        let limit = crate::memory_limit::memory_limit();
+        let budget = crate::allocator::pretouch_budget(args.pretouch_bytes, limit);
+        let done = crate::allocator::pretouch(budget);
+        // A log record, not a plain line: `--log-format json` keeps every line JSON.
+        tracing::info!(
+            pretouched_mib = done.bytes / config::MIB,
+            asked_mib = args.pretouch_bytes / config::MIB,
+            memory_limit_mib = limit.map(|l| l / config::MIB as u64),
+            secs = format_args!("{:.2}", done.elapsed.as_secs_f64()),
+            "memory pre-touched for the request path{} (--pretouch-bytes 0 skips this)",
+            if budget < args.pretouch_bytes {
+                "; capped at a quarter of the memory limit"
+            } else {
+                ""
+            }
         );
     }
     let mut config = args.server_config(&target.local, auth_token);

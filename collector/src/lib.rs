@@ -26,6 +26,7 @@ pub mod allocator;
 pub mod cli;
 pub mod config;
 pub mod ingest;
+pub mod memory_limit;
 pub mod process;
 pub mod receive;
 pub mod server;
