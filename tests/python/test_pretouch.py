@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -17,15 +18,18 @@ import pytest
 
 from collector_process import Collector
 
+# The benchmark harness's reader of /proc/<pid>/status, the one place that parses it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from bench_collector import proc_mem_kib  # noqa: E402
+
 MIB = 1024 * 1024
 
 
 def resident_bytes(pid: int) -> int:
-    """VmRSS of a process, in bytes."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
-    assert match, status
-    return int(match.group(1)) * 1024
+    """VmRSS of a running process, in bytes."""
+    mem = proc_mem_kib(pid)
+    assert mem is not None and mem[0] is not None, f"no VmRSS for process {pid}"
+    return mem[0] * 1024
 
 
 def test_pretouched_memory_is_resident_once_the_collector_listens(start_collector, tmp_path):
