@@ -402,6 +402,57 @@ async fn h2c_bodies_are_charged_to_the_budget_too() {
     server.shutdown().await.unwrap();
 }
 
+/// A refused upload that arrives slowly, as every body does when the collector is overloaded
+/// (TCP flow control paces each sender to what the collector reads), is still read to its end
+/// and answered 429: the drain gives up after a silence (`unread_body::DRAIN_IDLE`, 2 s), not
+/// after a fixed total. With a fixed 2 s drain this 3 s upload was cut off mid-body and its
+/// client saw a reset (7 of 2,400 requests of session 38's overload benchmark).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_upload_arriving_slowly_reads_its_429_not_a_reset() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, holder) = server_with_budget_mostly_held(dir.path()).await;
+
+    let mut req = request("refused-slowly", tool_call_spans(1, T0));
+    req.resource_spans[0].scope_spans[0].spans[0]
+        .attributes
+        .push(kv_str("padding", "p".repeat(4 * 1024 * 1024)));
+    let body = req.encode_to_vec();
+    let head = format!(
+        "POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut client = TcpStream::connect(server.http_addr()).await.unwrap();
+    client.write_all(head.as_bytes()).await.unwrap();
+    // 32 pieces 100 ms apart: 3.2 s in all, no gap near the idle limit.
+    let started = Instant::now();
+    for (i, piece) in body.chunks(body.len().div_ceil(32)).enumerate() {
+        if let Err(e) = client.write_all(piece).await {
+            panic!(
+                "piece {i}, {:?} in: the connection was closed while the body was still arriving: {e}",
+                started.elapsed()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(started.elapsed() > Duration::from_secs(3));
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut answer))
+        .await
+        .expect("answered");
+    if let Err(e) = read {
+        panic!("the answer was lost to a reset: {e}");
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after:"),
+        "{answer}"
+    );
+    assert!(inflight_bytes(&server).await <= (1024 * 1024) as f64);
+    drop(holder);
+    server.shutdown().await.unwrap();
+}
+
 /// A refused HTTP/1.1 upload gets its 429 over an intact connection. Exporters send the whole
 /// body before they read the answer; closing the connection with the rest of the body unread
 /// makes the kernel answer the client's next bytes with a reset, and the client then reports a

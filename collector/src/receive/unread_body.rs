@@ -6,9 +6,16 @@
 //! the client reports a transport error instead of the 429 and its `Retry-After` (9 of 1,938
 //! requests in an overload benchmark run, BENCHMARKS.md session 33). Reading the rest costs the
 //! copy out of the socket and no memory (each frame is dropped as it arrives, and none is charged
-//! to the in-flight budget). It stops at the body cap, or after [`DRAIN_FOR`] (or the body
-//! deadline, if shorter), and the connection is then closed as before: a client that stops
-//! sending gets its refusal that much later, not at the body deadline.
+//! to the in-flight budget). It stops at the body cap, at the body deadline (`--body-timeout`,
+//! which bounds an accepted body too), or when no byte has come for [`DRAIN_IDLE`], and the
+//! connection is then closed as before: a client that stops sending gets its refusal that much
+//! later, not at the body deadline.
+//!
+//! Why idle time and not a total: under overload a refused body arrives as slowly as the
+//! accepted ones, since the collector reads 128 sockets on two cores and TCP flow control paces
+//! every sender. A 2 MB body then took over 2 s; the earlier fixed 2 s drain gave up on it while
+//! its client was still sending, and 7 of 2,400 requests of session 38's overload benchmark
+//! failed with "connection closed before message completed" instead of reading their 429.
 //!
 //! Not done for HTTP/2, where the refusal ends the stream and the connection stays usable; for a
 //! request that announced `Expect: 100-continue` and was refused before its body was asked for
@@ -23,9 +30,10 @@ use bytes::Buf;
 use http_body::Body;
 use http_body_util::BodyExt;
 
-/// How long the rest of a refused body is read at most: an exporter sending on loopback or a
-/// LAN finishes megabytes well within it.
-pub const DRAIN_FOR: Duration = Duration::from_secs(2);
+/// How long the rest of a refused body may go without a byte before the drain gives up: a
+/// client still sending never waits that long between two segments, one that stopped is not
+/// waited for until the body deadline.
+pub const DRAIN_IDLE: Duration = Duration::from_secs(2);
 
 /// Whether a refusal answered before the body was read should read the rest first: HTTP/1.x
 /// without `Expect: 100-continue`.
@@ -41,16 +49,21 @@ pub fn drain_after_reading(version: Version) -> bool {
     version < Version::HTTP_2
 }
 
-/// Reads `body` to its end and drops it, giving up past `limit` bytes, at an error or after
-/// `timeout`; whether it ended.
-async fn discard<B>(mut body: B, limit: usize, timeout: Duration) -> bool
+/// Reads `body` to its end and drops it, giving up past `limit` bytes, at an error, after
+/// `timeout` or after `idle` without a frame; whether it ended.
+async fn discard<B>(mut body: B, limit: usize, timeout: Duration, idle: Duration) -> bool
 where
     B: Body + Unpin,
 {
     let read = async {
         let mut seen = 0usize;
-        while let Some(frame) = body.frame().await {
-            let Ok(frame) = frame else { return false };
+        loop {
+            let frame = match tokio::time::timeout(idle, body.frame()).await {
+                Err(_silent) => return false,
+                Ok(None) => return true,
+                Ok(Some(Err(_))) => return false,
+                Ok(Some(Ok(frame))) => frame,
+            };
             if let Some(data) = frame.data_ref() {
                 seen = seen.saturating_add(data.remaining());
                 if seen > limit {
@@ -58,7 +71,6 @@ where
                 }
             }
         }
-        true
     };
     tokio::time::timeout(timeout, read).await.unwrap_or(false)
 }
@@ -76,11 +88,93 @@ pub async fn answer_after<B>(
 where
     B: Body + Unpin,
 {
-    let ended = drain && discard(body, limit, timeout.min(DRAIN_FOR)).await;
+    let ended = drain && discard(body, limit, timeout, DRAIN_IDLE).await;
     if !ended {
         response
             .headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use futures::StreamExt;
+    use http_body::Frame;
+    use http_body_util::StreamBody;
+
+    /// A body of `chunks` frames of 1 KiB, one every `every`, then `stall` without a byte before
+    /// it ends.
+    fn trickle(
+        chunks: usize,
+        every: Duration,
+        stall: Duration,
+    ) -> impl Body<Data = Bytes, Error = std::io::Error> + Unpin {
+        let frames = futures::stream::iter(0..=chunks).then(move |i| async move {
+            if i == chunks {
+                tokio::time::sleep(stall).await;
+                return Ok(Frame::data(Bytes::new()));
+            }
+            tokio::time::sleep(every).await;
+            Ok(Frame::data(Bytes::from(vec![0u8; 1024])))
+        });
+        StreamBody::new(Box::pin(frames))
+    }
+
+    #[tokio::test]
+    async fn a_body_still_arriving_is_read_to_its_end_past_the_idle_limit() {
+        // 12 frames 50 ms apart: 600 ms in all, three times the idle limit, no gap near it.
+        let body = trickle(12, Duration::from_millis(50), Duration::ZERO);
+        let started = std::time::Instant::now();
+        let ended = discard(
+            body,
+            1 << 20,
+            Duration::from_secs(10),
+            Duration::from_millis(200),
+        )
+        .await;
+        assert!(ended, "a sender that keeps sending is read to the end");
+        assert!(started.elapsed() >= Duration::from_millis(600));
+    }
+
+    #[tokio::test]
+    async fn a_body_that_stops_arriving_is_given_up_after_the_idle_limit() {
+        let body = trickle(2, Duration::from_millis(10), Duration::from_secs(30));
+        let started = std::time::Instant::now();
+        let ended = discard(
+            body,
+            1 << 20,
+            Duration::from_secs(10),
+            Duration::from_millis(200),
+        )
+        .await;
+        assert!(!ended, "a silent sender is not waited for");
+        let waited = started.elapsed();
+        assert!(
+            waited < Duration::from_secs(5),
+            "gave up after {waited:?}, not at the idle limit"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_drain_stops_at_the_body_deadline_and_at_the_byte_limit() {
+        let slow = trickle(100, Duration::from_millis(50), Duration::ZERO);
+        let deadline = Duration::from_millis(300);
+        let started = std::time::Instant::now();
+        assert!(!discard(slow, 1 << 20, deadline, Duration::from_secs(2)).await);
+        assert!(started.elapsed() < Duration::from_secs(3));
+
+        let large = trickle(8, Duration::ZERO, Duration::ZERO);
+        assert!(
+            !discard(
+                large,
+                4 * 1024,
+                Duration::from_secs(10),
+                Duration::from_secs(2)
+            )
+            .await
+        );
+    }
 }
