@@ -402,6 +402,39 @@ async fn h2c_bodies_are_charged_to_the_budget_too() {
     server.shutdown().await.unwrap();
 }
 
+/// A valid OTLP/HTTP export of one span carrying `padding` bytes of attribute: the HTTP/1.1
+/// request head (`connection: close`) and the protobuf body.
+fn padded_upload(service: &str, padding: usize) -> (String, Vec<u8>) {
+    let mut req = request(service, tool_call_spans(1, T0));
+    req.resource_spans[0].scope_spans[0].spans[0]
+        .attributes
+        .push(kv_str("padding", "p".repeat(padding)));
+    let body = req.encode_to_vec();
+    let head = format!(
+        "POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    (head, body)
+}
+
+/// Reads the whole answer to a refused upload and checks it is a 429 with `Retry-After`, not a
+/// reset.
+async fn read_429(client: &mut TcpStream, what: &str) {
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut answer))
+        .await
+        .expect("answered");
+    if let Err(e) = read {
+        panic!("{what}: the answer was lost to a reset: {e}");
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 429"), "{what}: {answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after:"),
+        "{what}: {answer}"
+    );
+}
+
 /// A refused upload that arrives slowly, as every body does when the collector is overloaded
 /// (TCP flow control paces each sender to what the collector reads), is still read to its end
 /// and answered 429: the drain gives up after a silence (`unread_body::DRAIN_IDLE`, 2 s), not
@@ -412,15 +445,7 @@ async fn a_refused_upload_arriving_slowly_reads_its_429_not_a_reset() {
     let dir = tempfile::tempdir().unwrap();
     let (server, holder) = server_with_budget_mostly_held(dir.path()).await;
 
-    let mut req = request("refused-slowly", tool_call_spans(1, T0));
-    req.resource_spans[0].scope_spans[0].spans[0]
-        .attributes
-        .push(kv_str("padding", "p".repeat(4 * 1024 * 1024)));
-    let body = req.encode_to_vec();
-    let head = format!(
-        "POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    );
+    let (head, body) = padded_upload("refused-slowly", 4 * 1024 * 1024);
     let mut client = TcpStream::connect(server.http_addr()).await.unwrap();
     client.write_all(head.as_bytes()).await.unwrap();
     // 32 pieces 100 ms apart: 3.2 s in all, no gap near the idle limit.
@@ -435,19 +460,7 @@ async fn a_refused_upload_arriving_slowly_reads_its_429_not_a_reset() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(started.elapsed() > Duration::from_secs(3));
-    let mut answer = Vec::new();
-    let read = tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut answer))
-        .await
-        .expect("answered");
-    if let Err(e) = read {
-        panic!("the answer was lost to a reset: {e}");
-    }
-    let answer = String::from_utf8_lossy(&answer);
-    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
-    assert!(
-        answer.to_ascii_lowercase().contains("retry-after:"),
-        "{answer}"
-    );
+    read_429(&mut client, "the slow upload").await;
     assert!(inflight_bytes(&server).await <= (1024 * 1024) as f64);
     drop(holder);
     server.shutdown().await.unwrap();
@@ -465,37 +478,14 @@ async fn a_refused_upload_still_sending_reads_its_429_not_a_reset() {
 
     // Valid 8 MiB exports, sent whole before the answer is read, as Python's `requests` (the
     // OpenTelemetry Python exporter) does: each runs out of budget a few hundred KiB in.
-    let mut req = request("refused", tool_call_spans(1, T0));
-    req.resource_spans[0].scope_spans[0].spans[0]
-        .attributes
-        .push(kv_str("padding", "p".repeat(8 * 1024 * 1024)));
-    let body = req.encode_to_vec();
-    let head = format!(
-        "POST /v1/traces HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-protobuf\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    );
+    let (head, body) = padded_upload("refused", 8 * 1024 * 1024);
     for attempt in 0..5 {
         let mut client = TcpStream::connect(server.http_addr()).await.unwrap();
         client.write_all(head.as_bytes()).await.unwrap();
         if let Err(e) = client.write_all(&body).await {
             panic!("attempt {attempt}: the connection was reset while the body was sent: {e}");
         }
-        let mut answer = Vec::new();
-        let read = tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut answer))
-            .await
-            .expect("answered");
-        if let Err(e) = read {
-            panic!("attempt {attempt}: the answer was lost to a reset: {e}");
-        }
-        let answer = String::from_utf8_lossy(&answer);
-        assert!(
-            answer.starts_with("HTTP/1.1 429"),
-            "attempt {attempt}: {answer}"
-        );
-        assert!(
-            answer.to_ascii_lowercase().contains("retry-after:"),
-            "{answer}"
-        );
+        read_429(&mut client, &format!("attempt {attempt}")).await;
         assert!(inflight_bytes(&server).await <= (1024 * 1024) as f64);
     }
     assert_eq!(

@@ -123,35 +123,31 @@ mod tests {
         StreamBody::new(Box::pin(frames))
     }
 
+    /// [`discard`] with a 200 ms idle limit, a 10 s deadline and room for 1 MiB: whether the
+    /// body ended, and how long it took.
+    async fn drain_idle_200ms(
+        body: impl Body<Data = Bytes, Error = std::io::Error> + Unpin,
+    ) -> (bool, Duration) {
+        let started = std::time::Instant::now();
+        let idle = Duration::from_millis(200);
+        let ended = discard(body, 1 << 20, Duration::from_secs(10), idle).await;
+        (ended, started.elapsed())
+    }
+
     #[tokio::test]
     async fn a_body_still_arriving_is_read_to_its_end_past_the_idle_limit() {
         // 12 frames 50 ms apart: 600 ms in all, three times the idle limit, no gap near it.
-        let body = trickle(12, Duration::from_millis(50), Duration::ZERO);
-        let started = std::time::Instant::now();
-        let ended = discard(
-            body,
-            1 << 20,
-            Duration::from_secs(10),
-            Duration::from_millis(200),
-        )
-        .await;
+        let (ended, took) =
+            drain_idle_200ms(trickle(12, Duration::from_millis(50), Duration::ZERO)).await;
         assert!(ended, "a sender that keeps sending is read to the end");
-        assert!(started.elapsed() >= Duration::from_millis(600));
+        assert!(took >= Duration::from_millis(600));
     }
 
     #[tokio::test]
     async fn a_body_that_stops_arriving_is_given_up_after_the_idle_limit() {
-        let body = trickle(2, Duration::from_millis(10), Duration::from_secs(30));
-        let started = std::time::Instant::now();
-        let ended = discard(
-            body,
-            1 << 20,
-            Duration::from_secs(10),
-            Duration::from_millis(200),
-        )
-        .await;
+        let stalled = trickle(2, Duration::from_millis(10), Duration::from_secs(30));
+        let (ended, waited) = drain_idle_200ms(stalled).await;
         assert!(!ended, "a silent sender is not waited for");
-        let waited = started.elapsed();
         assert!(
             waited < Duration::from_secs(5),
             "gave up after {waited:?}, not at the idle limit"
