@@ -18,7 +18,10 @@
 //! - `TT_DICT_COLS=a,b`: the same, on these attribute-map columns only (e.g.
 //!   `resource_attributes,scope_attributes`, whose values repeat on every row of a batch);
 //! - `TT_NULL_COLS=a,b`: these columns written as all-null (what a column costs per row);
-//! - `TT_CONCAT=n`: n batches joined (inside the measurement) before each write.
+//! - `TT_CONCAT=n`: n batches joined (inside the measurement) before each write;
+//! - `TT_PLAIN_COLS=a,b`: no dictionary on these columns (PLAIN values, zstd finds the repeats);
+//! - `TT_DROP_ALL_NULL=1`: the columns that are null in every row of every batch left out of
+//!   the file (its schema is the rest): what writing those columns costs per row (session 38).
 
 use std::sync::Arc;
 
@@ -78,6 +81,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(arrow::record_batch::RecordBatch::try_new(schema, columns)?)
         })
         .collect::<Result<Vec<_>, Box<dyn std::error::Error>>>()?;
+    let batches = if std::env::var("TT_DROP_ALL_NULL").is_ok() {
+        without_all_null_columns(batches)?
+    } else {
+        batches
+    };
 
     let mut b = schemas::parquet_props::writer_properties().into_builder();
     if let Ok(c) = std::env::var("TT_CODEC") {
@@ -106,6 +114,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    if let Ok(cols) = std::env::var("TT_PLAIN_COLS") {
+        for c in cols.split(',') {
+            b = b.set_column_dictionary_enabled(ColumnPath::from(c), false);
+        }
+    }
     if std::env::var("TT_V1").is_ok() {
         b = b.set_writer_version(WriterVersion::PARQUET_1_0);
     }
@@ -120,6 +133,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `batches` without the columns that are null in every row of every batch (named on stderr).
+fn without_all_null_columns(
+    batches: Vec<arrow::record_batch::RecordBatch>,
+) -> Result<Vec<arrow::record_batch::RecordBatch>, Box<dyn std::error::Error>> {
+    let Some(first) = batches.first() else {
+        return Ok(batches);
+    };
+    let schema = first.schema();
+    let (kept, dropped): (Vec<usize>, Vec<usize>) = (0..schema.fields().len()).partition(|&i| {
+        batches
+            .iter()
+            .any(|b| b.column(i).null_count() < b.num_rows())
+    });
+    let names: Vec<&str> = dropped
+        .iter()
+        .map(|&i| schema.field(i).name().as_str())
+        .collect();
+    eprintln!(
+        "TT_DROP_ALL_NULL: {} of {} columns left out: {}",
+        dropped.len(),
+        schema.fields().len(),
+        names.join(",")
+    );
+    Ok(batches
+        .iter()
+        .map(|b| b.project(&kept))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
 /// One file, one write per batch, as the batcher does (callgrind `--toggle-collect` target).
 #[inline(never)]
 fn measured(
@@ -128,14 +170,17 @@ fn measured(
     props: parquet::file::properties::WriterProperties,
 ) -> Result<u64, Box<dyn std::error::Error>> {
     let file = std::fs::File::create(path)?;
-    let mut w = ArrowWriter::try_new(file, schemas::span_schema(), Some(props))?;
+    let schema = batches
+        .first()
+        .map_or_else(schemas::span_schema, |b| b.schema());
+    let mut w = ArrowWriter::try_new(file, Arc::clone(&schema), Some(props))?;
     let concat: usize = std::env::var("TT_CONCAT").map_or(Ok(1), |c| c.parse())?;
     for group in batches.chunks(concat) {
         let joined;
         let batch = if group.len() == 1 {
             &group[0]
         } else {
-            joined = arrow::compute::concat_batches(&schemas::span_schema(), group)?;
+            joined = arrow::compute::concat_batches(&schema, group)?;
             &joined
         };
         w.write(batch)?;
