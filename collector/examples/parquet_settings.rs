@@ -50,15 +50,20 @@ fn codec(name: &str) -> Result<Compression, String> {
     })
 }
 
+/// The comma-separated column names in environment variable `var`, if it is set.
+fn column_names(var: &str) -> Option<Vec<String>> {
+    std::env::var(var)
+        .ok()
+        .map(|s| s.split(',').map(str::to_string).collect())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let requests: usize = args.next().map_or(Ok(20), |a| a.parse())?;
     let spans: usize = args.next().map_or(Ok(1000), |a| a.parse())?;
     collector::allocator::configure();
     let bodies = synthetic::bodies(requests, spans);
-    let null_cols: Vec<String> = std::env::var("TT_NULL_COLS")
-        .map(|s| s.split(',').map(str::to_string).collect())
-        .unwrap_or_default();
+    let null_cols = column_names("TT_NULL_COLS").unwrap_or_default();
     let batches = synthetic::converted_batches(&bodies[1..])?
         .into_iter()
         .map(|batch| {
@@ -96,9 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             b = b.set_column_compression(ColumnPath::from(*column), codec(&c)?);
         }
     }
-    let dict_cols: Option<Vec<String>> = std::env::var("TT_DICT_COLS")
-        .ok()
-        .map(|s| s.split(',').map(str::to_string).collect());
+    let dict_cols = column_names("TT_DICT_COLS");
     if std::env::var("TT_DICT_MAPS").is_ok() || dict_cols.is_some() {
         let maps = schemas::columns::COLUMNS.iter().filter(|c| {
             c.ty == schemas::columns::ColumnType::AttributeMap
@@ -114,10 +117,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    if let Ok(cols) = std::env::var("TT_PLAIN_COLS") {
-        for c in cols.split(',') {
-            b = b.set_column_dictionary_enabled(ColumnPath::from(c), false);
-        }
+    for c in column_names("TT_PLAIN_COLS").unwrap_or_default() {
+        b = b.set_column_dictionary_enabled(ColumnPath::from(c), false);
     }
     if std::env::var("TT_V1").is_ok() {
         b = b.set_writer_version(WriterVersion::PARQUET_1_0);
