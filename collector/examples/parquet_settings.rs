@@ -21,12 +21,15 @@
 //! - `TT_CONCAT=n`: n batches joined (inside the measurement) before each write;
 //! - `TT_PLAIN_COLS=a,b`: no dictionary on these columns (PLAIN values, zstd finds the repeats);
 //! - `TT_DROP_ALL_NULL=1`: the columns that are null in every row of every batch left out of
-//!   the file (its schema is the rest): what writing those columns costs per row (session 38).
+//!   the file (its schema is the rest): what writing those columns costs per row (session 38);
+//! - `TT_COLUMN_CODEC=codec` with `TT_CODEC_COLS=a,b`: that codec on every Parquet leaf of these
+//!   columns (what each column's compression costs and saves, session 39);
+//! - `TT_DELTA_COLS=a,b`: DELTA_BINARY_PACKED values on these integer columns (session 39).
 
 use std::sync::Arc;
 
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterVersion;
 use parquet::schema::types::ColumnPath;
 
@@ -119,6 +122,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for c in column_names("TT_PLAIN_COLS").unwrap_or_default() {
         b = b.set_column_dictionary_enabled(ColumnPath::from(c), false);
+    }
+    if let (Ok(c), Some(names)) = (
+        std::env::var("TT_COLUMN_CODEC"),
+        column_names("TT_CODEC_COLS"),
+    ) {
+        let parquet = parquet::arrow::ArrowSchemaConverter::new()
+            .with_coerce_types(true)
+            .convert(&schemas::schema::span_schema())?;
+        for leaf in parquet.columns() {
+            let path = leaf.path();
+            if names.iter().any(|n| *n == path.parts()[0]) {
+                b = b.set_column_compression(path.clone(), codec(&c)?);
+            }
+        }
+    }
+    for c in column_names("TT_DELTA_COLS").unwrap_or_default() {
+        b = b.set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
     }
     if std::env::var("TT_V1").is_ok() {
         b = b.set_writer_version(WriterVersion::PARQUET_1_0);

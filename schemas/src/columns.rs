@@ -146,6 +146,9 @@ pub struct ColumnDef {
     pub fill: Fill,
     /// Dictionary-encoded in Parquet (few distinct values); every other column is plain.
     pub dictionary: bool,
+    /// Integer values close to their neighbours (the times): DELTA_BINARY_PACKED and not
+    /// compressed ([`crate::parquet_props`]).
+    pub delta: bool,
     /// Parquet bloom filter (looked up by equality: ids).
     pub bloom_filter: bool,
     /// Whether the analyzer reads it.
@@ -160,6 +163,7 @@ impl ColumnDef {
             nullable: true,
             fill,
             dictionary: false,
+            delta: false,
             bloom_filter: false,
             analyzer: Analyzer::Hidden,
         }
@@ -176,6 +180,11 @@ impl ColumnDef {
     /// Dictionary-encoded.
     const fn dict(mut self) -> Self {
         self.dictionary = true;
+        self
+    }
+    /// DELTA_BINARY_PACKED, uncompressed.
+    const fn delta(mut self) -> Self {
+        self.delta = true;
         self
     }
     /// With a bloom filter.
@@ -287,23 +296,29 @@ columns! {
     PARENT_IS_REMOTE: "parent_is_remote" = span(Boolean),
     NAME: "name" = span(Utf8).required().dict().base(),
     KIND: "kind" = span(Utf8).required().dict().base(),
-    START_TIME: "start_time" = span(Timestamp),
-    END_TIME: "end_time" = span(Timestamp),
-    START_TIME_UNIX_NANO: "start_time_unix_nano" = span(Int64).base(),
-    END_TIME_UNIX_NANO: "end_time_unix_nano" = span(Int64).base(),
-    DURATION_NS: "duration_ns" = span(Int64),
+    START_TIME: "start_time" = span(Timestamp).delta(),
+    END_TIME: "end_time" = span(Timestamp).delta(),
+    START_TIME_UNIX_NANO: "start_time_unix_nano" = span(Int64).delta().base(),
+    END_TIME_UNIX_NANO: "end_time_unix_nano" = span(Int64).delta().base(),
+    DURATION_NS: "duration_ns" = span(Int64).delta(),
     STATUS_CODE: "status_code" = span(Utf8).required().dict().base(),
     STATUS_MESSAGE: "status_message" = span(Utf8).on_request(),
     // resource and scope
     SERVICE_NAME: "service_name" = span(Utf8).dict().base(),
-    SERVICE_VERSION: "service_version" = span(Utf8).dict(),
-    SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8).dict(),
+    // No dictionary on the per-request values that no scan reads by default (the version and
+    // instance here, the scope's version, `ingest_source`): the value repeats on every row of a
+    // request, and the dictionary's interner hashed and compared it row by row, about 300
+    // instructions per row each; PLAIN values cost a copy, and zstd finds the repeats (+0.1%
+    // bytes). `service_name` and `scope_name`, which every analyzer scan reads, keep theirs
+    // (BENCHMARKS.md, sessions 38 and 39).
+    SERVICE_VERSION: "service_version" = span(Utf8),
+    SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8),
     RESOURCE_ATTRIBUTES: "resource_attributes" =
         retired(AttributeMap, "2", "resource_attributes_json"),
     RESOURCE_DROPPED_ATTRIBUTES_COUNT: "resource_dropped_attributes_count" = span(Int64),
     RESOURCE_SCHEMA_URL: "resource_schema_url" = span(Utf8),
     SCOPE_NAME: "scope_name" = span(Utf8).dict().base(),
-    SCOPE_VERSION: "scope_version" = span(Utf8).dict().on_request(),
+    SCOPE_VERSION: "scope_version" = span(Utf8).on_request(),
     SCOPE_ATTRIBUTES: "scope_attributes" = retired(AttributeMap, "2", "scope_attributes_json"),
     SCOPE_DROPPED_ATTRIBUTES_COUNT: "scope_dropped_attributes_count" = span(Int64),
     SCOPE_SCHEMA_URL: "scope_schema_url" = span(Utf8),
@@ -394,8 +409,8 @@ columns! {
     DROPPED_LINKS_COUNT: "dropped_links_count" = span(Int64),
     // provenance
     DIALECTS: "dialects" = span(Utf8List).base(),
-    RECEIVED_AT: "received_at" = span(Timestamp),
-    INGEST_SOURCE: "ingest_source" = span(Utf8).dict(),
+    RECEIVED_AT: "received_at" = span(Timestamp).delta(),
+    INGEST_SOURCE: "ingest_source" = span(Utf8),
     // resource and scope attributes whole, as JSON text (schema 2; schema-1 files hold them in
     // `resource_attributes` / `scope_attributes`, which schema 2 leaves null)
     RESOURCE_ATTRIBUTES_JSON: "resource_attributes_json" = span(AttributesJson).dict(),
