@@ -287,6 +287,11 @@ mod tests {
         for c in COLUMNS {
             let path = ColumnPath::from(c.name);
             assert_eq!(p.dictionary_enabled(&path), c.dictionary, "{}", c.name);
+            assert!(
+                !c.delta || matches!(c.ty, ColumnType::Int64 | ColumnType::Timestamp),
+                "{}: DELTA_BINARY_PACKED is for integer columns only",
+                c.name
+            );
             let (encoding, codec) = if c.delta {
                 (
                     Some(Encoding::DELTA_BINARY_PACKED),
