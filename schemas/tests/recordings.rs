@@ -120,7 +120,7 @@ fn round_trip_through_parquet_equals_the_input() {
             );
             let back = batch_to_request(&batches[0]).expect("batch_to_request");
             assert_eq!(normalize(back), normalize(req), "{}", file.display());
-            assert_pages_v2_without_delta(&path);
+            assert_pages_v2_plain_but_the_times(&path);
             checked += 1;
         }
     }
@@ -132,7 +132,7 @@ fn round_trip_through_parquet_equals_the_input() {
 /// used: with v2, parquet-rs would otherwise switch to DELTA encodings, slower to write and read
 /// (docs/adr/0001-parquet-layout.md). The times are the exception the column table asks for:
 /// DELTA_BINARY_PACKED, uncompressed.
-fn assert_pages_v2_without_delta(path: &std::path::Path) {
+fn assert_pages_v2_plain_but_the_times(path: &std::path::Path) {
     let reader = SerializedFileReader::new(File::open(path).expect("open")).expect("footer");
     let mut data_pages = 0;
     for g in 0..reader.num_row_groups() {
@@ -140,9 +140,7 @@ fn assert_pages_v2_without_delta(path: &std::path::Path) {
         for c in 0..group.num_columns() {
             let chunk = group.metadata().column(c);
             let name = chunk.column_path().string();
-            let delta = schemas::columns::COLUMNS
-                .iter()
-                .any(|d| d.delta && d.name == name);
+            let delta = schemas::columns::column(&name).is_some_and(|d| d.delta);
             if delta {
                 assert_eq!(chunk.compression(), Compression::UNCOMPRESSED, "{name}");
             }
