@@ -35,7 +35,17 @@ pub fn decode_protobuf_into(
     request: &mut ExportTraceServiceRequest,
     body: &[u8],
 ) -> Result<(), DecodeError> {
-    if recycling::decode_into(request, body).is_ok() {
+    decode_protobuf_into_with(request, &mut recycling::Spare::default(), body)
+}
+
+/// [`decode_protobuf_into`], keeping the attribute slots the request lets go in `spare` for
+/// the next decode ([`recycling::Spare`]).
+pub fn decode_protobuf_into_with(
+    request: &mut ExportTraceServiceRequest,
+    spare: &mut recycling::Spare,
+    body: &[u8],
+) -> Result<(), DecodeError> {
+    if recycling::decode_into_with(request, spare, body).is_ok() {
         return Ok(());
     }
     match ExportTraceServiceRequest::decode(body) {

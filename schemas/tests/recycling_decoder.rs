@@ -13,7 +13,7 @@ use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::span::{Event, Link};
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status};
 use prost::Message;
-use schemas::decode::recycling::{count_spans, decode_into, Unsupported};
+use schemas::decode::recycling::{count_spans, decode_into, decode_into_with, Spare, Unsupported};
 use schemas::decode::{decode_protobuf, decode_protobuf_into, decode_protobuf_with_prost};
 
 use common::{decode_file, kv, recordings, request_files};
@@ -149,10 +149,16 @@ fn sparse(spans: usize) -> ExportTraceServiceRequest {
     }
 }
 
-/// Decodes `body` with the recycling decoder into `into` (refilling whatever it held) and with
-/// prost; when the recycling decoder accepts, prost must accept the same request.
-fn agree(into: &mut ExportTraceServiceRequest, body: &[u8]) -> Result<(), Unsupported> {
-    let ours = decode_into(into, body);
+/// Decodes `body` with the recycling decoder into `into` (refilling whatever it held, with the
+/// attribute slots earlier decodes left in `spare`) and with prost; when the recycling decoder
+/// accepts, prost must accept the same request.
+fn agree(
+    into: &mut ExportTraceServiceRequest,
+    spare: &mut Spare,
+    body: &[u8],
+) -> Result<(), Unsupported> {
+    let ours = decode_into_with(into, spare, body);
+    assert!(spare.attributes() <= Spare::MAX_ATTRIBUTES);
     let prost = ExportTraceServiceRequest::decode(body);
     if ours.is_ok() {
         let prost = prost.unwrap_or_else(|e| panic!("prost refused what we accepted: {e}"));
@@ -169,13 +175,14 @@ fn agree(into: &mut ExportTraceServiceRequest, body: &[u8]) -> Result<(), Unsupp
 #[test]
 fn every_recording_decodes_as_prost_decodes_it() {
     let mut reused = ExportTraceServiceRequest::default();
+    let mut spare = Spare::default();
     let mut bodies = 0;
     for (_, dir) in recordings() {
         for file in request_files(&dir) {
             let body = decode_file(&file).encode_to_vec();
-            agree(&mut reused, &body).expect("a canonical body decodes without prost");
+            agree(&mut reused, &mut spare, &body).expect("a canonical body decodes without prost");
             let mut fresh = ExportTraceServiceRequest::default();
-            agree(&mut fresh, &body).expect("fresh");
+            agree(&mut fresh, &mut Spare::default(), &body).expect("fresh");
             bodies += 1;
         }
     }
@@ -192,13 +199,106 @@ fn refilling_a_request_of_another_shape_gives_the_new_request_only() {
         full(4, "c"),
     ];
     let mut reused = ExportTraceServiceRequest::default();
+    let mut spare = Spare::default();
     for _ in 0..2 {
         for shape in &shapes {
             let body = shape.encode_to_vec();
-            agree(&mut reused, &body).expect("canonical");
+            agree(&mut reused, &mut spare, &body).expect("canonical");
             assert_eq!(&reused, shape);
         }
     }
+}
+
+/// One span with `attrs` string attributes, each key and value `len` bytes long.
+fn with_attributes(spans: &[usize], len: usize) -> ExportTraceServiceRequest {
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            scope_spans: vec![ScopeSpans {
+                spans: spans
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &attrs)| Span {
+                        trace_id: vec![3; 16],
+                        span_id: vec![i as u8 + 1; 8],
+                        attributes: (0..attrs)
+                            .map(|a| kv(&format!("{a:0len$}"), text(&"v".repeat(len))))
+                            .collect(),
+                        ..Span::default()
+                    })
+                    .collect(),
+                ..ScopeSpans::default()
+            }],
+            ..ResourceSpans::default()
+        }],
+    }
+}
+
+#[test]
+fn attribute_slots_a_span_lets_go_refill_a_later_span_and_stay_bounded() {
+    let mut reused = ExportTraceServiceRequest::default();
+    let mut spare = Spare::default();
+    // The first span has three attributes, the second none.
+    agree(
+        &mut reused,
+        &mut spare,
+        &with_attributes(&[3, 0], 8).encode_to_vec(),
+    )
+    .unwrap();
+    assert_eq!(spare.attributes(), 0);
+    let spans = &reused.resource_spans[0].scope_spans[0].spans;
+    let keys: Vec<*const u8> = spans[0].attributes.iter().map(|a| a.key.as_ptr()).collect();
+    // Now the first has none and the second three: the first's slots move to the second, with
+    // their strings' allocations, and nothing is left over.
+    agree(
+        &mut reused,
+        &mut spare,
+        &with_attributes(&[0, 3], 8).encode_to_vec(),
+    )
+    .unwrap();
+    assert_eq!(spare.attributes(), 0);
+    let spans = &reused.resource_spans[0].scope_spans[0].spans;
+    assert!(spans[0].attributes.is_empty());
+    let mut moved: Vec<*const u8> = spans[1].attributes.iter().map(|a| a.key.as_ptr()).collect();
+    moved.reverse(); // taken back last-in, first-out
+    assert_eq!(moved, keys, "the second span reuses the first span's slots");
+    // Slots left over at the end of a request wait in `spare` for the next request.
+    agree(
+        &mut reused,
+        &mut spare,
+        &with_attributes(&[0, 1], 8).encode_to_vec(),
+    )
+    .unwrap();
+    assert_eq!(spare.attributes(), 2);
+    agree(
+        &mut reused,
+        &mut spare,
+        &with_attributes(&[2, 1], 8).encode_to_vec(),
+    )
+    .unwrap();
+    assert_eq!(spare.attributes(), 0);
+    // More slots than the bound are let go: the spare keeps the bound and frees the rest.
+    let many = Spare::MAX_ATTRIBUTES + 100;
+    agree(
+        &mut reused,
+        &mut spare,
+        &with_attributes(&[many], 1).encode_to_vec(),
+    )
+    .unwrap();
+    agree(
+        &mut reused,
+        &mut spare,
+        &with_attributes(&[0], 1).encode_to_vec(),
+    )
+    .unwrap();
+    assert_eq!(spare.attributes(), Spare::MAX_ATTRIBUTES);
+    // A longer value in a recycled slot still decodes whole.
+    agree(
+        &mut reused,
+        &mut spare,
+        &with_attributes(&[5], 300).encode_to_vec(),
+    )
+    .unwrap();
+    assert_eq!(spare.attributes(), Spare::MAX_ATTRIBUTES - 5);
 }
 
 #[test]
@@ -211,7 +311,8 @@ fn non_canonical_encodings_decode_as_prost_decodes_them() {
     unknown.extend_from_slice(&[0x22, 2, b'h', b'i']); // field 4 length-delimited
     unknown.extend_from_slice(&[0x2d, 1, 2, 3, 4]); // field 5 fixed32
     let mut reused = ExportTraceServiceRequest::default();
-    agree(&mut reused, &unknown).expect("unknown fields are skipped");
+    let mut spare = Spare::default();
+    agree(&mut reused, &mut spare, &unknown).expect("unknown fields are skipped");
 
     // A span whose scalar fields come twice (the last wins), a default value sent explicitly,
     // a padded varint, and an attribute value that changes type inside one AnyValue.
@@ -230,7 +331,7 @@ fn non_canonical_encodings_decode_as_prost_decodes_them() {
     let scope_spans = [&[0x12, span.len() as u8][..], &span].concat();
     let resource_spans = [&[0x12, scope_spans.len() as u8][..], &scope_spans].concat();
     let body = [&[0x0a, resource_spans.len() as u8][..], &resource_spans].concat();
-    agree(&mut reused, &body).expect("handled without prost");
+    agree(&mut reused, &mut spare, &body).expect("handled without prost");
     let attribute = &reused.resource_spans[0].scope_spans[0].spans[0];
     assert_eq!(attribute.name, "bc");
     assert_eq!(
@@ -368,6 +469,7 @@ fn damaged_bodies_are_decoded_as_prost_decodes_them_or_left_to_prost() {
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut reused = ExportTraceServiceRequest::default();
+    let mut spare = Spare::default();
     let (mut accepted, mut left) = (0, 0);
     for round in 0..30_000 {
         let mut body = seeds[round % seeds.len()].clone();
@@ -386,7 +488,7 @@ fn damaged_bodies_are_decoded_as_prost_decodes_them_or_left_to_prost() {
                 break;
             }
         }
-        match agree(&mut reused, &body) {
+        match agree(&mut reused, &mut spare, &body) {
             Ok(()) => accepted += 1,
             Err(Unsupported) => {
                 left += 1;
@@ -464,7 +566,8 @@ fn short_keys_are_validated_and_a_missing_key_replaces_the_recycled_one() {
     req.resource_spans[0].scope_spans[0].spans[0].attributes[1].key = "caf\u{e9}.flag".into();
     let body = req.encode_to_vec();
     let mut reused = full(1, "old");
-    agree(&mut reused, &body).expect("a valid non-ASCII key decodes");
+    let mut spare = Spare::default();
+    agree(&mut reused, &mut spare, &body).expect("a valid non-ASCII key decodes");
     assert_eq!(
         reused.resource_spans[0].scope_spans[0].spans[0].attributes[1].key,
         "caf\u{e9}.flag"
@@ -481,7 +584,8 @@ fn short_keys_are_validated_and_a_missing_key_replaces_the_recycled_one() {
     let mut no_key = full(1, "x");
     no_key.resource_spans[0].scope_spans[0].spans[0].attributes[1].key = String::new();
     let mut reused = full(1, "x");
-    agree(&mut reused, &no_key.encode_to_vec()).expect("a key-less attribute decodes");
+    let mut spare = Spare::default();
+    agree(&mut reused, &mut spare, &no_key.encode_to_vec()).expect("a key-less attribute decodes");
     assert_eq!(
         reused.resource_spans[0].scope_spans[0].spans[0].attributes[1].key,
         ""

@@ -8,13 +8,15 @@
 //!
 //! Bound: at most [`KEPT`] requests are kept, and only those decoded from a body of at most
 //! [`MAX_KEPT_BODY_BYTES`], so the pool holds at most `KEPT` decoded bodies of that size (a
-//! decoded request takes a few times its body: about 30 MiB in all). A request that is not
-//! kept is freed as before.
+//! decoded request takes a few times its body: about 30 MiB in all), each with at most
+//! [`Spare::MAX_ATTRIBUTES`] spare attribute slots. A request that is not kept is freed as
+//! before.
 
 use std::ops::Deref;
 use std::sync::Mutex;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use schemas::decode::recycling::Spare;
 use schemas::DecodeError;
 
 /// Requests kept for refilling at most: a request is held from its decode to the end of its
@@ -25,12 +27,16 @@ pub const KEPT: usize = 8;
 /// pin its memory).
 pub const MAX_KEPT_BODY_BYTES: usize = 1 << 20;
 
-static POOL: Mutex<Vec<ExportTraceServiceRequest>> = Mutex::new(Vec::new());
+/// A kept request and the attribute slots its decodes let go ([`Spare`]: bounded).
+type Kept = (ExportTraceServiceRequest, Spare);
+
+static POOL: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
 
 /// A decoded trace request that goes back to the pool when dropped.
 #[derive(Debug)]
 pub struct PooledRequest {
     request: ExportTraceServiceRequest,
+    spare: Spare,
     /// Whether it goes back to the pool.
     keep: bool,
 }
@@ -39,14 +45,15 @@ impl PooledRequest {
     /// Decodes a protobuf `ExportTraceServiceRequest` into a request from the pool (or a new
     /// one), exactly as [`schemas::decode::decode_protobuf`] does.
     pub fn decode_protobuf(body: &[u8]) -> Result<Self, DecodeError> {
-        let mut request = POOL
+        let (mut request, mut spare) = POOL
             .lock()
             .ok()
             .and_then(|mut pool| pool.pop())
             .unwrap_or_default();
-        schemas::decode::decode_protobuf_into(&mut request, body)?;
+        schemas::decode::decode_protobuf_into_with(&mut request, &mut spare, body)?;
         Ok(Self {
             request,
+            spare,
             keep: body.len() <= MAX_KEPT_BODY_BYTES,
         })
     }
@@ -55,6 +62,7 @@ impl PooledRequest {
     pub fn not_kept(request: ExportTraceServiceRequest) -> Self {
         Self {
             request,
+            spare: Spare::default(),
             keep: false,
         }
     }
@@ -80,9 +88,10 @@ impl Drop for PooledRequest {
             return;
         }
         let request = std::mem::take(&mut self.request);
+        let spare = std::mem::take(&mut self.spare);
         if let Ok(mut pool) = POOL.lock() {
             if pool.len() < KEPT {
-                pool.push(request);
+                pool.push((request, spare));
             }
         }
     }

@@ -46,6 +46,16 @@ const I32: u8 = 5;
 /// Decodes `body` into `req`, reusing the allocations `req` holds. On `Err`, `req` holds an
 /// unspecified mix of old and new values (still a valid request, refillable again).
 pub fn decode_into(req: &mut ExportTraceServiceRequest, body: &[u8]) -> Result<()> {
+    decode_into_with(req, &mut Spare::default(), body)
+}
+
+/// [`decode_into`], with the attribute slots earlier decodes let go kept in `spare` for the
+/// next ones: keep `spare` beside `req` from one decode to the next.
+pub fn decode_into_with(
+    req: &mut ExportTraceServiceRequest,
+    spare: &mut Spare,
+    body: &[u8],
+) -> Result<()> {
     let mut buf = body;
     let mut n = 0;
     while !buf.is_empty() {
@@ -53,7 +63,7 @@ pub fn decode_into(req: &mut ExportTraceServiceRequest, body: &[u8]) -> Result<(
         match tag {
             1 => {
                 let body = len(wt, &mut buf)?;
-                resource_spans(slot(&mut req.resource_spans, n), body, 1)?;
+                resource_spans(slot(&mut req.resource_spans, n), spare, body, 1)?;
                 n += 1;
             }
             _ => skip(wt, &mut buf)?,
@@ -111,6 +121,51 @@ fn slot<T: Default>(v: &mut Vec<T>, n: usize) -> &mut T {
     &mut v[n]
 }
 
+/// Attribute slots (with their key and value allocations) that a span, resource, scope, event
+/// or link had beyond the attributes it has now, kept for the next one that has more.
+///
+/// Why: the i-th span of a request refills the i-th span of the one before, but the two are
+/// rarely the same kind of span (a model call, a tool call, an MCP request), so their attribute
+/// counts differ. Truncating freed the extra slots' strings and the next longer span allocated
+/// them again. At the benchmark's peak the allocator took 11% of the collector's CPU samples,
+/// a third of it under the decode (`perf`). Kept slots, and the headroom `fresh_capacity`
+/// gives a new buffer, halve the decode's calls into the allocator (BENCHMARKS.md, session 40).
+///
+/// Bound: at most [`Spare::MAX_ATTRIBUTES`] slots; beyond that a slot is freed as before.
+#[derive(Debug, Default)]
+pub struct Spare {
+    attributes: Vec<KeyValue>,
+}
+
+impl Spare {
+    /// Slots kept at most (each a `KeyValue` and the capacity of its strings).
+    pub const MAX_ATTRIBUTES: usize = 4096;
+
+    /// Slots kept now.
+    pub fn attributes(&self) -> usize {
+        self.attributes.len()
+    }
+
+    /// The `n`-th attribute of `v`: reused when there is one, else a kept slot, else new.
+    fn attribute<'a>(&mut self, v: &'a mut Vec<KeyValue>, n: usize) -> &'a mut KeyValue {
+        if n >= v.len() {
+            v.push(self.attributes.pop().unwrap_or_default());
+        }
+        &mut v[n]
+    }
+
+    /// Shortens `v` to `n` attributes, keeping the slots cut off (up to the bound).
+    fn retire(&mut self, v: &mut Vec<KeyValue>, n: usize) {
+        if v.len() <= n {
+            return;
+        }
+        let room = Self::MAX_ATTRIBUTES.saturating_sub(self.attributes.len());
+        let kept = (v.len() - n).min(room);
+        self.attributes.extend(v.drain(n..n + kept));
+        v.truncate(n);
+    }
+}
+
 fn deeper(depth: u32) -> Result<u32> {
     if depth >= MAX_DEPTH {
         return Err(Unsupported);
@@ -118,7 +173,12 @@ fn deeper(depth: u32) -> Result<u32> {
     Ok(depth + 1)
 }
 
-fn resource_spans(rs: &mut ResourceSpans, mut buf: &[u8], depth: u32) -> Result<()> {
+fn resource_spans(
+    rs: &mut ResourceSpans,
+    spare: &mut Spare,
+    mut buf: &[u8],
+    depth: u32,
+) -> Result<()> {
     rs.schema_url.clear();
     let mut resource_seen = false;
     let mut n = 0;
@@ -130,13 +190,14 @@ fn resource_spans(rs: &mut ResourceSpans, mut buf: &[u8], depth: u32) -> Result<
                 once(&mut resource_seen)?;
                 resource(
                     rs.resource.get_or_insert_with(Default::default),
+                    spare,
                     body,
                     deeper(depth)?,
                 )?;
             }
             2 => {
                 let body = len(wt, &mut buf)?;
-                scope_spans(slot(&mut rs.scope_spans, n), body, deeper(depth)?)?;
+                scope_spans(slot(&mut rs.scope_spans, n), spare, body, deeper(depth)?)?;
                 n += 1;
             }
             3 => string(&mut rs.schema_url, len(wt, &mut buf)?)?,
@@ -159,7 +220,7 @@ fn once(seen: &mut bool) -> Result<()> {
     Ok(())
 }
 
-fn resource(r: &mut Resource, mut buf: &[u8], depth: u32) -> Result<()> {
+fn resource(r: &mut Resource, spare: &mut Spare, mut buf: &[u8], depth: u32) -> Result<()> {
     r.dropped_attributes_count = 0;
     let (mut attrs, mut refs) = (0, 0);
     while !buf.is_empty() {
@@ -167,7 +228,11 @@ fn resource(r: &mut Resource, mut buf: &[u8], depth: u32) -> Result<()> {
         match tag {
             1 => {
                 let body = len(wt, &mut buf)?;
-                key_value(slot(&mut r.attributes, attrs), body, deeper(depth)?)?;
+                key_value(
+                    spare.attribute(&mut r.attributes, attrs),
+                    body,
+                    deeper(depth)?,
+                )?;
                 attrs += 1;
             }
             2 => r.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
@@ -179,7 +244,7 @@ fn resource(r: &mut Resource, mut buf: &[u8], depth: u32) -> Result<()> {
             _ => skip(wt, &mut buf)?,
         }
     }
-    r.attributes.truncate(attrs);
+    spare.retire(&mut r.attributes, attrs);
     r.entity_refs.truncate(refs);
     Ok(())
 }
@@ -211,7 +276,7 @@ fn entity_ref(e: &mut EntityRef, mut buf: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn scope_spans(ss: &mut ScopeSpans, mut buf: &[u8], depth: u32) -> Result<()> {
+fn scope_spans(ss: &mut ScopeSpans, spare: &mut Spare, mut buf: &[u8], depth: u32) -> Result<()> {
     ss.schema_url.clear();
     let mut scope_seen = false;
     let mut n = 0;
@@ -223,13 +288,14 @@ fn scope_spans(ss: &mut ScopeSpans, mut buf: &[u8], depth: u32) -> Result<()> {
                 once(&mut scope_seen)?;
                 scope(
                     ss.scope.get_or_insert_with(Default::default),
+                    spare,
                     body,
                     deeper(depth)?,
                 )?;
             }
             2 => {
                 let body = len(wt, &mut buf)?;
-                span(slot(&mut ss.spans, n), body, deeper(depth)?)?;
+                span(slot(&mut ss.spans, n), spare, body, deeper(depth)?)?;
                 n += 1;
             }
             3 => string(&mut ss.schema_url, len(wt, &mut buf)?)?,
@@ -243,7 +309,12 @@ fn scope_spans(ss: &mut ScopeSpans, mut buf: &[u8], depth: u32) -> Result<()> {
     Ok(())
 }
 
-fn scope(s: &mut InstrumentationScope, mut buf: &[u8], depth: u32) -> Result<()> {
+fn scope(
+    s: &mut InstrumentationScope,
+    spare: &mut Spare,
+    mut buf: &[u8],
+    depth: u32,
+) -> Result<()> {
     s.name.clear();
     s.version.clear();
     s.dropped_attributes_count = 0;
@@ -255,18 +326,22 @@ fn scope(s: &mut InstrumentationScope, mut buf: &[u8], depth: u32) -> Result<()>
             2 => string(&mut s.version, len(wt, &mut buf)?)?,
             3 => {
                 let body = len(wt, &mut buf)?;
-                key_value(slot(&mut s.attributes, attrs), body, deeper(depth)?)?;
+                key_value(
+                    spare.attribute(&mut s.attributes, attrs),
+                    body,
+                    deeper(depth)?,
+                )?;
                 attrs += 1;
             }
             4 => s.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
             _ => skip(wt, &mut buf)?,
         }
     }
-    s.attributes.truncate(attrs);
+    spare.retire(&mut s.attributes, attrs);
     Ok(())
 }
 
-fn span(s: &mut Span, mut buf: &[u8], depth: u32) -> Result<()> {
+fn span(s: &mut Span, spare: &mut Spare, mut buf: &[u8], depth: u32) -> Result<()> {
     s.trace_id.clear();
     s.span_id.clear();
     s.trace_state.clear();
@@ -294,19 +369,23 @@ fn span(s: &mut Span, mut buf: &[u8], depth: u32) -> Result<()> {
             8 => s.end_time_unix_nano = fixed64(wt, &mut buf)?,
             9 => {
                 let body = len(wt, &mut buf)?;
-                key_value(slot(&mut s.attributes, attrs), body, deeper(depth)?)?;
+                key_value(
+                    spare.attribute(&mut s.attributes, attrs),
+                    body,
+                    deeper(depth)?,
+                )?;
                 attrs += 1;
             }
             10 => s.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
             11 => {
                 let body = len(wt, &mut buf)?;
-                event(slot(&mut s.events, events), body, deeper(depth)?)?;
+                event(slot(&mut s.events, events), spare, body, deeper(depth)?)?;
                 events += 1;
             }
             12 => s.dropped_events_count = varint_field(wt, &mut buf)? as u32,
             13 => {
                 let body = len(wt, &mut buf)?;
-                link(slot(&mut s.links, links), body, deeper(depth)?)?;
+                link(slot(&mut s.links, links), spare, body, deeper(depth)?)?;
                 links += 1;
             }
             14 => s.dropped_links_count = varint_field(wt, &mut buf)? as u32,
@@ -322,13 +401,13 @@ fn span(s: &mut Span, mut buf: &[u8], depth: u32) -> Result<()> {
     if !status_seen {
         s.status = None;
     }
-    s.attributes.truncate(attrs);
+    spare.retire(&mut s.attributes, attrs);
     s.events.truncate(events);
     s.links.truncate(links);
     Ok(())
 }
 
-fn event(e: &mut Event, mut buf: &[u8], depth: u32) -> Result<()> {
+fn event(e: &mut Event, spare: &mut Spare, mut buf: &[u8], depth: u32) -> Result<()> {
     e.time_unix_nano = 0;
     e.name.clear();
     e.dropped_attributes_count = 0;
@@ -340,18 +419,22 @@ fn event(e: &mut Event, mut buf: &[u8], depth: u32) -> Result<()> {
             2 => string(&mut e.name, len(wt, &mut buf)?)?,
             3 => {
                 let body = len(wt, &mut buf)?;
-                key_value(slot(&mut e.attributes, attrs), body, deeper(depth)?)?;
+                key_value(
+                    spare.attribute(&mut e.attributes, attrs),
+                    body,
+                    deeper(depth)?,
+                )?;
                 attrs += 1;
             }
             4 => e.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
             _ => skip(wt, &mut buf)?,
         }
     }
-    e.attributes.truncate(attrs);
+    spare.retire(&mut e.attributes, attrs);
     Ok(())
 }
 
-fn link(l: &mut Link, mut buf: &[u8], depth: u32) -> Result<()> {
+fn link(l: &mut Link, spare: &mut Spare, mut buf: &[u8], depth: u32) -> Result<()> {
     l.trace_id.clear();
     l.span_id.clear();
     l.trace_state.clear();
@@ -366,7 +449,11 @@ fn link(l: &mut Link, mut buf: &[u8], depth: u32) -> Result<()> {
             3 => string(&mut l.trace_state, len(wt, &mut buf)?)?,
             4 => {
                 let body = len(wt, &mut buf)?;
-                key_value(slot(&mut l.attributes, attrs), body, deeper(depth)?)?;
+                key_value(
+                    spare.attribute(&mut l.attributes, attrs),
+                    body,
+                    deeper(depth)?,
+                )?;
                 attrs += 1;
             }
             5 => l.dropped_attributes_count = varint_field(wt, &mut buf)? as u32,
@@ -374,7 +461,7 @@ fn link(l: &mut Link, mut buf: &[u8], depth: u32) -> Result<()> {
             _ => skip(wt, &mut buf)?,
         }
     }
-    l.attributes.truncate(attrs);
+    spare.retire(&mut l.attributes, attrs);
     Ok(())
 }
 
@@ -536,7 +623,7 @@ fn string(dst: &mut String, src: &[u8]) -> Result<()> {
     };
     if text.len() > dst.capacity() {
         // See `bytes`: a fresh buffer, not a grown one.
-        *dst = String::with_capacity(text.len());
+        *dst = String::with_capacity(fresh_capacity(text.len()));
     } else {
         dst.clear();
     }
@@ -550,11 +637,22 @@ fn string(dst: &mut String, src: &[u8]) -> Result<()> {
 /// instructions: BENCHMARKS.md, session 27).
 fn bytes(dst: &mut Vec<u8>, src: &[u8]) {
     if src.len() > dst.capacity() {
-        *dst = Vec::with_capacity(src.len());
+        *dst = Vec::with_capacity(fresh_capacity(src.len()));
     } else {
         dst.clear();
     }
     dst.extend_from_slice(src);
+}
+
+/// The capacity of a fresh buffer for `len` bytes: the next power of two up to 4 KiB, then an
+/// eighth more. A slot sees values of other lengths in later requests (another attribute, a
+/// longer id or text); the headroom lets most of them fit without another allocation.
+fn fresh_capacity(len: usize) -> usize {
+    if len <= 4096 {
+        len.next_power_of_two().max(16)
+    } else {
+        len + len / 8
+    }
 }
 
 /// A base-128 varint: at most ten bytes, the tenth at most 1 (prost refuses the rest).
