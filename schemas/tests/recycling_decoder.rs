@@ -233,72 +233,52 @@ fn with_attributes(spans: &[usize], len: usize) -> ExportTraceServiceRequest {
     }
 }
 
+/// Refills `reused` with [`with_attributes`]`(spans, len)`, checked against prost; the slots
+/// kept in `spare` afterwards.
+fn refill(
+    reused: &mut ExportTraceServiceRequest,
+    spare: &mut Spare,
+    spans: &[usize],
+    len: usize,
+) -> usize {
+    let body = with_attributes(spans, len).encode_to_vec();
+    agree(reused, spare, &body).expect("canonical");
+    spare.attributes()
+}
+
+/// The addresses of the keys of span `i`'s attributes.
+fn key_addresses(req: &ExportTraceServiceRequest, i: usize) -> Vec<*const u8> {
+    let span = &req.resource_spans[0].scope_spans[0].spans[i];
+    span.attributes.iter().map(|a| a.key.as_ptr()).collect()
+}
+
 #[test]
 fn attribute_slots_a_span_lets_go_refill_a_later_span_and_stay_bounded() {
     let mut reused = ExportTraceServiceRequest::default();
     let mut spare = Spare::default();
     // The first span has three attributes, the second none.
-    agree(
-        &mut reused,
-        &mut spare,
-        &with_attributes(&[3, 0], 8).encode_to_vec(),
-    )
-    .unwrap();
-    assert_eq!(spare.attributes(), 0);
-    let spans = &reused.resource_spans[0].scope_spans[0].spans;
-    let keys: Vec<*const u8> = spans[0].attributes.iter().map(|a| a.key.as_ptr()).collect();
+    assert_eq!(refill(&mut reused, &mut spare, &[3, 0], 8), 0);
+    let keys = key_addresses(&reused, 0);
     // Now the first has none and the second three: the first's slots move to the second, with
     // their strings' allocations, and nothing is left over.
-    agree(
-        &mut reused,
-        &mut spare,
-        &with_attributes(&[0, 3], 8).encode_to_vec(),
-    )
-    .unwrap();
-    assert_eq!(spare.attributes(), 0);
-    let spans = &reused.resource_spans[0].scope_spans[0].spans;
-    assert!(spans[0].attributes.is_empty());
-    let mut moved: Vec<*const u8> = spans[1].attributes.iter().map(|a| a.key.as_ptr()).collect();
+    assert_eq!(refill(&mut reused, &mut spare, &[0, 3], 8), 0);
+    assert!(key_addresses(&reused, 0).is_empty());
+    let mut moved = key_addresses(&reused, 1);
     moved.reverse(); // taken back last-in, first-out
     assert_eq!(moved, keys, "the second span reuses the first span's slots");
     // Slots left over at the end of a request wait in `spare` for the next request.
-    agree(
-        &mut reused,
-        &mut spare,
-        &with_attributes(&[0, 1], 8).encode_to_vec(),
-    )
-    .unwrap();
-    assert_eq!(spare.attributes(), 2);
-    agree(
-        &mut reused,
-        &mut spare,
-        &with_attributes(&[2, 1], 8).encode_to_vec(),
-    )
-    .unwrap();
-    assert_eq!(spare.attributes(), 0);
+    assert_eq!(refill(&mut reused, &mut spare, &[0, 1], 8), 2);
+    assert_eq!(refill(&mut reused, &mut spare, &[2, 1], 8), 0);
     // More slots than the bound are let go: the spare keeps the bound and frees the rest.
     let many = Spare::MAX_ATTRIBUTES + 100;
-    agree(
-        &mut reused,
-        &mut spare,
-        &with_attributes(&[many], 1).encode_to_vec(),
-    )
-    .unwrap();
-    agree(
-        &mut reused,
-        &mut spare,
-        &with_attributes(&[0], 1).encode_to_vec(),
-    )
-    .unwrap();
-    assert_eq!(spare.attributes(), Spare::MAX_ATTRIBUTES);
-    // A longer value in a recycled slot still decodes whole.
-    agree(
-        &mut reused,
-        &mut spare,
-        &with_attributes(&[5], 300).encode_to_vec(),
-    )
-    .unwrap();
-    assert_eq!(spare.attributes(), Spare::MAX_ATTRIBUTES - 5);
+    refill(&mut reused, &mut spare, &[many], 1);
+    assert_eq!(
+        refill(&mut reused, &mut spare, &[0], 1),
+        Spare::MAX_ATTRIBUTES
+    );
+    // A longer value in a recycled slot still decodes whole (`agree` compares with prost).
+    let left = refill(&mut reused, &mut spare, &[5], 300);
+    assert_eq!(left, Spare::MAX_ATTRIBUTES - 5);
 }
 
 #[test]
