@@ -279,6 +279,13 @@ fn attribute_slots_a_span_lets_go_refill_a_later_span_and_stay_bounded() {
     // A longer value in a recycled slot still decodes whole (`agree` compares with prost).
     let left = refill(&mut reused, &mut spare, &[5], 300);
     assert_eq!(left, Spare::MAX_ATTRIBUTES - 5);
+    // Slots holding more than MAX_SLOT_BYTES (a content payload) are freed, not kept.
+    let mut reused = ExportTraceServiceRequest::default();
+    let mut spare = Spare::default();
+    refill(&mut reused, &mut spare, &[3], Spare::MAX_SLOT_BYTES);
+    assert_eq!(refill(&mut reused, &mut spare, &[0], 1), 0);
+    refill(&mut reused, &mut spare, &[3], 100);
+    assert_eq!(refill(&mut reused, &mut spare, &[0], 1), 3);
 }
 
 #[test]

@@ -131,15 +131,20 @@ fn slot<T: Default>(v: &mut Vec<T>, n: usize) -> &mut T {
 /// a third of it under the decode (`perf`). Kept slots, and the headroom `fresh_capacity`
 /// gives a new buffer, halve the decode's calls into the allocator (BENCHMARKS.md, session 40).
 ///
-/// Bound: at most [`Spare::MAX_ATTRIBUTES`] slots; beyond that a slot is freed as before.
+/// Bound: at most [`Spare::MAX_ATTRIBUTES`] slots, each holding at most
+/// [`Spare::MAX_SLOT_BYTES`] of key and value buffers (4 MiB in all); a slot beyond that, or
+/// larger (a prompt, a nested value), is freed as before.
 #[derive(Debug, Default)]
 pub struct Spare {
     attributes: Vec<KeyValue>,
 }
 
 impl Spare {
-    /// Slots kept at most (each a `KeyValue` and the capacity of its strings).
+    /// Slots kept at most.
     pub const MAX_ATTRIBUTES: usize = 4096;
+    /// The largest slot kept, by the capacity of its key and value buffers: attribute keys
+    /// and short values, not content payloads.
+    pub const MAX_SLOT_BYTES: usize = 1024;
 
     /// Slots kept now.
     pub fn attributes(&self) -> usize {
@@ -159,11 +164,26 @@ impl Spare {
         if v.len() <= n {
             return;
         }
-        let room = Self::MAX_ATTRIBUTES.saturating_sub(self.attributes.len());
-        let kept = (v.len() - n).min(room);
-        self.attributes.extend(v.drain(n..n + kept));
-        v.truncate(n);
+        for kv in v.drain(n..) {
+            if self.attributes.len() < Self::MAX_ATTRIBUTES
+                && slot_bytes(&kv) <= Self::MAX_SLOT_BYTES
+            {
+                self.attributes.push(kv);
+            }
+        }
     }
+}
+
+/// The capacity of a slot's key and value buffers; a nested value counts as too large to keep.
+fn slot_bytes(kv: &KeyValue) -> usize {
+    let value = match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+        None => 0,
+        Some(Value::StringValue(s)) => s.capacity(),
+        Some(Value::BytesValue(b)) => b.capacity(),
+        Some(Value::ArrayValue(_) | Value::KvlistValue(_)) => usize::MAX,
+        Some(_) => 0,
+    };
+    kv.key.capacity().saturating_add(value)
 }
 
 fn deeper(depth: u32) -> Result<u32> {
