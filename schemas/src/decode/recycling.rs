@@ -115,8 +115,13 @@ pub fn count_spans(body: &[u8]) -> Result<u64> {
 
 /// The `n`-th element of `v`, reused when there is one, else a new default one.
 fn slot<T: Default>(v: &mut Vec<T>, n: usize) -> &mut T {
+    slot_or(v, n, T::default)
+}
+
+/// The `n`-th element of `v`, reused when there is one, else `new()` pushed.
+fn slot_or<T>(v: &mut Vec<T>, n: usize, new: impl FnOnce() -> T) -> &mut T {
     if n >= v.len() {
-        v.push(T::default());
+        v.push(new());
     }
     &mut v[n]
 }
@@ -153,10 +158,7 @@ impl Spare {
 
     /// The `n`-th attribute of `v`: reused when there is one, else a kept slot, else new.
     fn attribute<'a>(&mut self, v: &'a mut Vec<KeyValue>, n: usize) -> &'a mut KeyValue {
-        if n >= v.len() {
-            v.push(self.attributes.pop().unwrap_or_default());
-        }
-        &mut v[n]
+        slot_or(v, n, || self.attributes.pop().unwrap_or_default())
     }
 
     /// Shortens `v` to `n` attributes, keeping the slots cut off (up to the bound).
