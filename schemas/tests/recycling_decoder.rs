@@ -209,7 +209,8 @@ fn refilling_a_request_of_another_shape_gives_the_new_request_only() {
     }
 }
 
-/// One span with `attrs` string attributes, each key and value `len` bytes long.
+/// A request whose i-th span has `spans[i]` string attributes, each key and value `len` bytes
+/// long.
 fn with_attributes(spans: &[usize], len: usize) -> ExportTraceServiceRequest {
     ExportTraceServiceRequest {
         resource_spans: vec![ResourceSpans {
