@@ -151,6 +151,12 @@ pub struct ColumnDef {
     pub delta: bool,
     /// Parquet bloom filter (looked up by equality: ids).
     pub bloom_filter: bool,
+    /// Not compressed: the encoding already packs the values (dictionary indices of a few
+    /// values, bit-packed flags) and zstd finds nothing more in them ([`crate::parquet_props`]).
+    pub raw: bool,
+    /// Unique or random text (ids, digests, `traceparent`): no page statistics, whose min/max
+    /// would prune nothing ([`crate::parquet_props::statistics`]).
+    pub random: bool,
     /// Whether the analyzer reads it.
     pub analyzer: Analyzer,
 }
@@ -165,6 +171,8 @@ impl ColumnDef {
             dictionary: false,
             delta: false,
             bloom_filter: false,
+            raw: false,
+            random: false,
             analyzer: Analyzer::Hidden,
         }
     }
@@ -185,6 +193,16 @@ impl ColumnDef {
     /// DELTA_BINARY_PACKED, uncompressed.
     const fn delta(mut self) -> Self {
         self.delta = true;
+        self
+    }
+    /// Not compressed.
+    const fn raw(mut self) -> Self {
+        self.raw = true;
+        self
+    }
+    /// Unique or random text, written without statistics.
+    const fn random(mut self) -> Self {
+        self.random = true;
         self
     }
     /// With a bloom filter.
@@ -291,7 +309,7 @@ columns! {
     TRACE_ID: "trace_id" = span(Binary).required().bloom().base(),
     SPAN_ID: "span_id" = span(Binary).required().bloom().base(),
     PARENT_SPAN_ID: "parent_span_id" = span(Binary).base(),
-    TRACE_STATE: "trace_state" = span(Utf8),
+    TRACE_STATE: "trace_state" = span(Utf8).random(),
     FLAGS: "flags" = span(Int64),
     PARENT_IS_REMOTE: "parent_is_remote" = span(Boolean),
     NAME: "name" = span(Utf8).required().dict().base(),
@@ -301,10 +319,10 @@ columns! {
     START_TIME_UNIX_NANO: "start_time_unix_nano" = span(Int64).delta().base(),
     END_TIME_UNIX_NANO: "end_time_unix_nano" = span(Int64).delta().base(),
     DURATION_NS: "duration_ns" = span(Int64).delta(),
-    STATUS_CODE: "status_code" = span(Utf8).required().dict().base(),
+    STATUS_CODE: "status_code" = span(Utf8).required().dict().raw().base(),
     STATUS_MESSAGE: "status_message" = span(Utf8).on_request(),
     // resource and scope
-    SERVICE_NAME: "service_name" = span(Utf8).dict().base(),
+    SERVICE_NAME: "service_name" = span(Utf8).dict().raw().base(),
     // No dictionary on the per-request values that no scan reads by default (the version and
     // instance here, the scope's version, `ingest_source`): the value repeats on every row of a
     // request, and the dictionary's interner hashed and compared it row by row, about 300
@@ -312,12 +330,12 @@ columns! {
     // bytes). `service_name` and `scope_name`, which every analyzer scan reads, keep theirs
     // (BENCHMARKS.md, sessions 38 and 39).
     SERVICE_VERSION: "service_version" = span(Utf8),
-    SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8),
+    SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8).random(),
     RESOURCE_ATTRIBUTES: "resource_attributes" =
         retired(AttributeMap, "2", "resource_attributes_json"),
     RESOURCE_DROPPED_ATTRIBUTES_COUNT: "resource_dropped_attributes_count" = span(Int64),
     RESOURCE_SCHEMA_URL: "resource_schema_url" = span(Utf8),
-    SCOPE_NAME: "scope_name" = span(Utf8).dict().base(),
+    SCOPE_NAME: "scope_name" = span(Utf8).dict().raw().base(),
     SCOPE_VERSION: "scope_version" = span(Utf8).on_request(),
     SCOPE_ATTRIBUTES: "scope_attributes" = retired(AttributeMap, "2", "scope_attributes_json"),
     SCOPE_DROPPED_ATTRIBUTES_COUNT: "scope_dropped_attributes_count" = span(Int64),
@@ -326,12 +344,12 @@ columns! {
     GEN_AI_OPERATION_NAME: "gen_ai_operation_name" =
         semconv(Utf8, "gen_ai.operation.name").dict().base(),
     GEN_AI_PROVIDER_NAME: "gen_ai_provider_name" =
-        semconv(Utf8, "gen_ai.provider.name").dict().on_request(),
+        semconv(Utf8, "gen_ai.provider.name").dict().raw().on_request(),
     GEN_AI_REQUEST_MODEL: "gen_ai_request_model" =
-        semconv(Utf8, "gen_ai.request.model").dict().on_request(),
+        semconv(Utf8, "gen_ai.request.model").dict().raw().on_request(),
     GEN_AI_RESPONSE_MODEL: "gen_ai_response_model" =
-        semconv(Utf8, "gen_ai.response.model").dict(),
-    GEN_AI_RESPONSE_ID: "gen_ai_response_id" = semconv(Utf8, "gen_ai.response.id"),
+        semconv(Utf8, "gen_ai.response.model").dict().raw(),
+    GEN_AI_RESPONSE_ID: "gen_ai_response_id" = semconv(Utf8, "gen_ai.response.id").random(),
     GEN_AI_RESPONSE_FINISH_REASONS: "gen_ai_response_finish_reasons" =
         semconv(Utf8List, "gen_ai.response.finish_reasons"),
     GEN_AI_USAGE_INPUT_TOKENS: "gen_ai_usage_input_tokens" =
@@ -348,28 +366,28 @@ columns! {
     GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: "gen_ai_usage_reasoning_output_tokens" =
         semconv(Int64, "gen_ai.usage.reasoning.output_tokens"),
     GEN_AI_CONVERSATION_ID: "gen_ai_conversation_id" =
-        semconv(Utf8, "gen_ai.conversation.id").base(),
-    GEN_AI_AGENT_NAME: "gen_ai_agent_name" = semconv(Utf8, "gen_ai.agent.name").dict().base(),
-    GEN_AI_AGENT_ID: "gen_ai_agent_id" = semconv(Utf8, "gen_ai.agent.id").on_request(),
+        semconv(Utf8, "gen_ai.conversation.id").random().base(),
+    GEN_AI_AGENT_NAME: "gen_ai_agent_name" = semconv(Utf8, "gen_ai.agent.name").dict().raw().base(),
+    GEN_AI_AGENT_ID: "gen_ai_agent_id" = semconv(Utf8, "gen_ai.agent.id").random().on_request(),
     GEN_AI_TOOL_NAME: "gen_ai_tool_name" = semconv(Utf8, "gen_ai.tool.name").dict().base(),
-    GEN_AI_TOOL_CALL_ID: "gen_ai_tool_call_id" = semconv(Utf8, "gen_ai.tool.call.id").base(),
-    GEN_AI_TOOL_TYPE: "gen_ai_tool_type" = semconv(Utf8, "gen_ai.tool.type").dict(),
+    GEN_AI_TOOL_CALL_ID: "gen_ai_tool_call_id" = semconv(Utf8, "gen_ai.tool.call.id").random().base(),
+    GEN_AI_TOOL_TYPE: "gen_ai_tool_type" = semconv(Utf8, "gen_ai.tool.type").dict().raw(),
     GEN_AI_TOOL_DESCRIPTION: "gen_ai_tool_description" =
         semconv(Utf8, "gen_ai.tool.description"),
     GEN_AI_PROMPT_NAME: "gen_ai_prompt_name" = semconv(Utf8, "gen_ai.prompt.name").base(),
     // MCP and JSON-RPC (lifted)
-    MCP_METHOD_NAME: "mcp_method_name" = semconv(Utf8, "mcp.method.name").dict().base(),
-    MCP_SESSION_ID: "mcp_session_id" = semconv(Utf8, "mcp.session.id").base(),
+    MCP_METHOD_NAME: "mcp_method_name" = semconv(Utf8, "mcp.method.name").dict().raw().base(),
+    MCP_SESSION_ID: "mcp_session_id" = semconv(Utf8, "mcp.session.id").random().base(),
     MCP_PROTOCOL_VERSION: "mcp_protocol_version" =
-        semconv(Utf8, "mcp.protocol.version").dict(),
+        semconv(Utf8, "mcp.protocol.version").dict().raw(),
     MCP_RESOURCE_URI: "mcp_resource_uri" = semconv(Utf8, "mcp.resource.uri").base(),
     // no released convention: `mcp.transport` was a draft (see the registry's deprecated names)
-    MCP_TRANSPORT: "mcp_transport" = custom(Utf8, "atlas.mcp.transport").dict(),
-    JSONRPC_REQUEST_ID: "jsonrpc_request_id" = semconv(Utf8, "jsonrpc.request.id").base(),
+    MCP_TRANSPORT: "mcp_transport" = custom(Utf8, "atlas.mcp.transport").dict().raw(),
+    JSONRPC_REQUEST_ID: "jsonrpc_request_id" = semconv(Utf8, "jsonrpc.request.id").random().base(),
     RPC_RESPONSE_STATUS_CODE: "rpc_response_status_code" =
         semconv(Utf8, "rpc.response.status_code").base(),
-    NETWORK_TRANSPORT: "network_transport" = semconv(Utf8, "network.transport").dict(),
-    ERROR_TYPE: "error_type" = semconv(Utf8, "error.type").dict().base(),
+    NETWORK_TRANSPORT: "network_transport" = semconv(Utf8, "network.transport").dict().raw(),
+    ERROR_TYPE: "error_type" = semconv(Utf8, "error.type").dict().raw().base(),
     // custom, from the seeds (lifted)
     SKILL_NAME: "skill_name" = custom(Utf8, "skill.name").base(),
     SKILL_VERSION: "skill_version" = custom(Utf8, "skill.version"),
@@ -392,14 +410,14 @@ columns! {
     CONTENT_ATTRIBUTES: "content_attributes" = span(AttributeMap).on_request(),
     CONTENT_TRUNCATED: "content_truncated" = span(Boolean),
     // facts derived at ingest
-    RESULT_HAS_STRUCTURED_CONTENT: "result_has_structured_content" = derived(Boolean).base(),
-    RESULT_IS_ERROR: "result_is_error" = derived(Boolean).base(),
+    RESULT_HAS_STRUCTURED_CONTENT: "result_has_structured_content" = derived(Boolean).raw().base(),
+    RESULT_IS_ERROR: "result_is_error" = derived(Boolean).raw().base(),
     RESULT_CONTENT_TYPES: "result_content_types" = derived(Utf8List).on_request(),
-    RESULT_TYPE: "result_type" = derived(Utf8).dict().base(),
-    RESULT_TEXT_IS_JSON_OBJECT: "result_text_is_json_object" = derived(Boolean).base(),
-    TOOL_CALL_ARGUMENTS_DIGEST: "tool_call_arguments_digest" = derived(Utf8).base(),
+    RESULT_TYPE: "result_type" = derived(Utf8).dict().raw().base(),
+    RESULT_TEXT_IS_JSON_OBJECT: "result_text_is_json_object" = derived(Boolean).raw().base(),
+    TOOL_CALL_ARGUMENTS_DIGEST: "tool_call_arguments_digest" = derived(Utf8).random().base(),
     TOOL_DEFINITIONS: "tool_definitions" = derived(ToolDefinitions).base(),
-    MCP_META_TRACEPARENT: "mcp_meta_traceparent" = derived(Utf8).base(),
+    MCP_META_TRACEPARENT: "mcp_meta_traceparent" = derived(Utf8).random().base(),
     // everything else, losslessly
     ATTRIBUTES: "attributes" = span(AttributeMap).on_request(),
     DROPPED_ATTRIBUTES_COUNT: "dropped_attributes_count" = span(Int64),

@@ -101,12 +101,10 @@ pub fn parse_row_group_rows(text: &str) -> Result<usize, RowGroupBoundError> {
 /// row groups bounded by rows and bytes, page statistics, dictionaries only where a column asks,
 /// and `metadata` as the file's key-value metadata.
 pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilder {
-    let zstd =
-        ZstdLevel::try_new(1).map_or(Compression::ZSTD(ZstdLevel::default()), Compression::ZSTD);
     WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_2_0)
         .set_encoding(Encoding::PLAIN)
-        .set_compression(zstd)
+        .set_compression(zstd1())
         .set_coerce_types(true)
         .set_max_row_group_row_count(Some(MAX_ROW_GROUP_ROWS))
         .set_max_row_group_bytes(Some(MAX_ROW_GROUP_BYTES))
@@ -119,9 +117,10 @@ pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilde
 /// (content payloads, attribute maps, events, links, tool definitions) and for the random ids
 /// (`trace_id`, `span_id`, `parent_span_id`: a page of random ids spans nearly the whole range,
 /// so its min/max prune nothing; lookups by id go through the bloom filters, and the analyzer's
-/// trace filter through the values), page-level for the rest. Each min/max costs two byte
-/// comparisons per value: on the ids, 0.8% of the collector's instructions per span
-/// (BENCHMARKS.md, session 32).
+/// trace filter through the values) and for the `random` text columns (conversation, tool call,
+/// response, session and JSON-RPC ids, digests, `traceparent`: no reader filters them by range),
+/// page-level for the rest. Each min/max costs two byte comparisons per value: on the ids, 0.8%
+/// of the collector's instructions per span (BENCHMARKS.md, session 32).
 pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
     let payload = matches!(c.fill, Fill::Content { .. })
         || matches!(
@@ -132,8 +131,8 @@ pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
                 | ColumnType::Links
                 | ColumnType::ToolDefinitions
         );
-    // `Binary` columns are the ids (`columns.rs`).
-    let random_ids = c.ty == ColumnType::Binary;
+    // `Binary` columns are the ids (`columns.rs`); `random` marks the text ones.
+    let random_ids = c.ty == ColumnType::Binary || c.random;
     if payload || random_ids {
         EnabledStatistics::None
     } else {
@@ -141,12 +140,46 @@ pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
     }
 }
 
-/// The Parquet leaf columns of every span column whose [`statistics`] are not the default (page),
-/// with those statistics: writer properties are per leaf, and a nested column (a map, a list of
-/// structs) has several.
-fn leaf_statistics() -> &'static [(ColumnPath, EnabledStatistics)] {
-    static LEAVES: std::sync::OnceLock<Vec<(ColumnPath, EnabledStatistics)>> =
-        std::sync::OnceLock::new();
+/// The codec of one Parquet leaf of span column `c`: zstd level 1 unless zstd finds nothing in
+/// it, that is
+/// - the times (`delta`: their deltas are bit-packed already);
+/// - the `raw` columns: dictionary indices of a few values and bit-packed flags;
+/// - the flags of a tool definition (boolean leaves of `tool_definitions`);
+/// - the columns schema 2 leaves null (`Fill::Retired`).
+///
+/// Each zstd column chunk costs its writer and every reader a compression context, created for
+/// the chunk; creating one asks the CPU for its features (`cpuid`), which traps to the hypervisor
+/// on a virtual machine, about 10 µs each on the benchmark machine. On those leaves zstd saved
+/// under 0.1 byte per span (BENCHMARKS.md, session 41).
+pub fn leaf_compression(
+    c: &ColumnDef,
+    leaf: &parquet::schema::types::ColumnDescriptor,
+) -> Compression {
+    let flag_of_a_tool_definition = c.ty == ColumnType::ToolDefinitions
+        && leaf.physical_type() == parquet::basic::Type::BOOLEAN;
+    if c.delta || c.raw || flag_of_a_tool_definition || matches!(c.fill, Fill::Retired { .. }) {
+        Compression::UNCOMPRESSED
+    } else {
+        zstd1()
+    }
+}
+
+/// zstd level 1, the codec of every leaf [`leaf_compression`] does not exempt.
+fn zstd1() -> Compression {
+    ZstdLevel::try_new(1).map_or(Compression::ZSTD(ZstdLevel::default()), Compression::ZSTD)
+}
+
+/// What the writer is told about one Parquet leaf of a span column, beyond the file defaults.
+struct LeafSettings {
+    path: ColumnPath,
+    statistics: EnabledStatistics,
+    compression: Compression,
+}
+
+/// The settings of every Parquet leaf of the span schema: writer properties are per leaf, and a
+/// nested column (a map, a list of structs) has several.
+fn leaf_settings() -> &'static [LeafSettings] {
+    static LEAVES: std::sync::OnceLock<Vec<LeafSettings>> = std::sync::OnceLock::new();
     LEAVES.get_or_init(|| {
         let parquet = parquet::arrow::ArrowSchemaConverter::new()
             .with_coerce_types(true)
@@ -158,8 +191,11 @@ fn leaf_statistics() -> &'static [(ColumnPath, EnabledStatistics)] {
             .filter_map(|leaf| {
                 let root = leaf.path().parts().first()?;
                 let c = COLUMNS.iter().find(|c| root.as_str() == c.name)?;
-                let stats = statistics(c);
-                (stats != EnabledStatistics::Page).then(|| (leaf.path().clone(), stats))
+                Some(LeafSettings {
+                    path: leaf.path().clone(),
+                    statistics: statistics(c),
+                    compression: leaf_compression(c, leaf),
+                })
             })
             .collect()
     })
@@ -171,16 +207,19 @@ pub fn writer_properties() -> WriterProperties {
         SCHEMA_VERSION_KEY.to_string(),
         SCHEMA_VERSION.to_string(),
     )]);
-    for (path, stats) in leaf_statistics() {
-        b = b.set_column_statistics_enabled(path.clone(), *stats);
+    for leaf in leaf_settings() {
+        if leaf.statistics != EnabledStatistics::Page {
+            b = b.set_column_statistics_enabled(leaf.path.clone(), leaf.statistics);
+        }
+        if leaf.compression != zstd1() {
+            b = b.set_column_compression(leaf.path.clone(), leaf.compression);
+        }
     }
     for c in COLUMNS {
         let path = || ColumnPath::from(c.name);
         b = b.set_column_dictionary_enabled(path(), c.dictionary);
         if c.delta {
-            b = b
-                .set_column_encoding(path(), Encoding::DELTA_BINARY_PACKED)
-                .set_column_compression(path(), Compression::UNCOMPRESSED);
+            b = b.set_column_encoding(path(), Encoding::DELTA_BINARY_PACKED);
         }
         if c.bloom_filter {
             b = b
@@ -249,6 +288,9 @@ mod tests {
             "gen_ai_tool_call_result",
             "gen_ai_input_messages",
             "gen_ai_system_instructions",
+            "gen_ai_conversation_id",
+            "gen_ai_tool_call_id",
+            "mcp_meta_traceparent",
         ] {
             let path = ColumnPath::from(name);
             assert_eq!(
@@ -258,18 +300,19 @@ mod tests {
             );
         }
         // Nested payloads: every leaf of the attribute maps, events and links.
-        let leaves = leaf_statistics();
+        let leaves = leaf_settings();
         for root in ["attributes", "resource_attributes", "events", "links"] {
             let of_root: Vec<_> = leaves
                 .iter()
-                .filter(|(path, _)| path.parts()[0] == root)
+                .filter(|leaf| leaf.path.parts()[0] == root)
                 .collect();
             assert!(of_root.len() >= 2, "{root}: {} leaves", of_root.len());
-            for (path, _) in of_root {
+            for leaf in of_root {
                 assert_eq!(
-                    p.statistics_enabled(path),
+                    p.statistics_enabled(&leaf.path),
                     EnabledStatistics::None,
-                    "{path}"
+                    "{}",
+                    leaf.path
                 );
             }
         }
@@ -292,23 +335,60 @@ mod tests {
                 "{}: DELTA_BINARY_PACKED is for integer columns only",
                 c.name
             );
-            let (encoding, codec) = if c.delta {
-                (
-                    Some(Encoding::DELTA_BINARY_PACKED),
-                    Compression::UNCOMPRESSED,
-                )
+            let encoding = if c.delta {
+                Encoding::DELTA_BINARY_PACKED
             } else {
-                let zstd1 = Compression::ZSTD(ZstdLevel::try_new(1).expect("a zstd level"));
-                (Some(Encoding::PLAIN), zstd1)
+                Encoding::PLAIN
             };
-            assert_eq!(p.encoding(&path), encoding, "{}", c.name);
-            assert_eq!(p.compression(&path), codec, "{}", c.name);
+            assert_eq!(p.encoding(&path), Some(encoding), "{}", c.name);
+            assert!(
+                !c.raw || c.dictionary || c.ty == ColumnType::Boolean,
+                "{}: only dictionary indices and flags are left uncompressed",
+                c.name
+            );
             assert_eq!(
                 p.bloom_filter_properties(&path).is_some(),
                 c.bloom_filter,
                 "{}",
                 c.name
             );
+        }
+    }
+
+    #[test]
+    fn only_leaves_zstd_finds_nothing_in_are_left_uncompressed() {
+        let p = writer_properties();
+        let zstd = Compression::ZSTD(ZstdLevel::try_new(1).expect("a zstd level"));
+        let codec = |path: &[&str]| {
+            p.compression(&ColumnPath::new(
+                path.iter().map(|s| s.to_string()).collect(),
+            ))
+        };
+        for raw in [
+            &["start_time_unix_nano"][..],
+            &["status_code"],
+            &["mcp_method_name"],
+            &["result_is_error"],
+            &["tool_definitions", "list", "element", "read_only_hint"],
+            &["resource_attributes", "key_value", "value", "str"],
+        ] {
+            assert_eq!(codec(raw), Compression::UNCOMPRESSED, "{raw:?}");
+        }
+        for packed in [
+            &["trace_id"][..],
+            &["name"],
+            &["kind"],
+            &["gen_ai_tool_name"],
+            &["gen_ai_tool_call_result"],
+            &["tool_definitions", "list", "element", "description"],
+            &["attributes", "key_value", "value", "str"],
+            &["parent_is_remote"],
+        ] {
+            assert_eq!(codec(packed), zstd, "{packed:?}");
+        }
+        // Every leaf the writer is told about has the codec `leaf_compression` gives it.
+        for leaf in leaf_settings() {
+            assert_eq!(p.compression(&leaf.path), leaf.compression, "{}", leaf.path);
         }
     }
 }

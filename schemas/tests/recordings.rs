@@ -131,7 +131,8 @@ fn round_trip_through_parquet_equals_the_input() {
 /// and values into one buffer nor compresses the levels) and values PLAIN where no dictionary is
 /// used: with v2, parquet-rs would otherwise switch to DELTA encodings, slower to write and read
 /// (docs/adr/0001-parquet-layout.md). The times are the exception the column table asks for:
-/// DELTA_BINARY_PACKED, uncompressed.
+/// DELTA_BINARY_PACKED, uncompressed. Each column chunk has the codec its leaf is declared with
+/// (zstd, or none where zstd finds nothing: `parquet_props::leaf_compression`).
 fn assert_pages_v2_plain_but_the_times(path: &std::path::Path) {
     let reader = SerializedFileReader::new(File::open(path).expect("open")).expect("footer");
     let mut data_pages = 0;
@@ -140,10 +141,17 @@ fn assert_pages_v2_plain_but_the_times(path: &std::path::Path) {
         for c in 0..group.num_columns() {
             let chunk = group.metadata().column(c);
             let name = chunk.column_path().string();
-            let delta = schemas::columns::column(&name).is_some_and(|d| d.delta);
+            let root = chunk.column_path().parts()[0].clone();
+            let def = schemas::columns::column(&root).expect("a declared column");
+            let delta = def.delta;
             if delta {
                 assert_eq!(chunk.compression(), Compression::UNCOMPRESSED, "{name}");
             }
+            assert_eq!(
+                chunk.compression(),
+                schemas::parquet_props::leaf_compression(def, chunk.column_descr()),
+                "{name}"
+            );
             for e in chunk.encodings() {
                 assert!(
                     matches!(
