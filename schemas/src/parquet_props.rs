@@ -36,6 +36,10 @@
 //!   collector's Parquet write for six columns. Delta-packed and uncompressed they cost 6.7% less
 //!   of the whole write than PLAIN + zstd, for 6.7% more bytes on the benchmark's spans
 //!   (BENCHMARKS.md, session 39). DELTA_BINARY_PACKED is a Parquet 1 encoding every engine reads;
+//! - no zstd on the leaves it finds nothing in ([`leaf_compression`]: the `raw` columns of the
+//!   column table, a tool definition's flags, the retired maps): parquet-rs creates a compressor
+//!   and a decompressor for every zstd column chunk it writes or reads, and on a virtual machine
+//!   creating one costs tens of microseconds (BENCHMARKS.md, session 41);
 //! - `tripline.schema_version` in the file's key/value metadata.
 
 use parquet::basic::{Compression, Encoding, ZstdLevel};
