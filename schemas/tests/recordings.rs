@@ -141,8 +141,8 @@ fn assert_pages_v2_plain_but_the_times(path: &std::path::Path) {
         for c in 0..group.num_columns() {
             let chunk = group.metadata().column(c);
             let name = chunk.column_path().string();
-            let root = chunk.column_path().parts()[0].clone();
-            let def = schemas::columns::column(&root).expect("a declared column");
+            let root = &chunk.column_path().parts()[0];
+            let def = schemas::columns::column(root).expect("a declared column");
             let delta = def.delta;
             if delta {
                 assert_eq!(chunk.compression(), Compression::UNCOMPRESSED, "{name}");

@@ -37,5 +37,6 @@ for r in range(rounds):
             d = ba.run_duckdb(store, sql, os.cpu_count() or 1, params)
             runs.append(dict(d, round=r, store=name, what=sql))
             print(r, name, sql, json.dumps(d), flush=True)
-json.dump({"tripline": tripline, "A": a, "B": b, "loadavg_end": os.getloadavg(), "runs": runs},
+# Names only: the paths are of the machine that ran it.
+json.dump({"tripline": os.path.basename(tripline), "A": os.path.basename(a), "B": os.path.basename(b), "loadavg_end": os.getloadavg(), "runs": runs},
           open(out, "w"), indent=1)
