@@ -157,6 +157,11 @@ pub struct ColumnDef {
     /// Unique or random text (ids, digests, `traceparent`): no page statistics, whose min/max
     /// would prune nothing ([`crate::parquet_props::statistics`]).
     pub random: bool,
+    /// Text that no reader selects by range and whose min/max prune nothing: what describes
+    /// the sender and repeats on every row of a request (versions, schema URLs,
+    /// `ingest_source`, `dialects`) and free text (status message, tool description). Written
+    /// without page statistics, like the `random` columns ([`crate::parquet_props::statistics`]).
+    pub unranged: bool,
     /// Whether the analyzer reads it.
     pub analyzer: Analyzer,
 }
@@ -173,6 +178,7 @@ impl ColumnDef {
             bloom_filter: false,
             raw: false,
             random: false,
+            unranged: false,
             analyzer: Analyzer::Hidden,
         }
     }
@@ -203,6 +209,11 @@ impl ColumnDef {
     /// Unique or random text, written without statistics.
     const fn random(mut self) -> Self {
         self.random = true;
+        self
+    }
+    /// Text nobody selects by range, written without statistics.
+    const fn unranged(mut self) -> Self {
+        self.unranged = true;
         self
     }
     /// With a bloom filter.
@@ -320,7 +331,7 @@ columns! {
     END_TIME_UNIX_NANO: "end_time_unix_nano" = span(Int64).delta().base(),
     DURATION_NS: "duration_ns" = span(Int64).delta(),
     STATUS_CODE: "status_code" = span(Utf8).required().dict().raw().base(),
-    STATUS_MESSAGE: "status_message" = span(Utf8).on_request(),
+    STATUS_MESSAGE: "status_message" = span(Utf8).unranged().on_request(),
     // resource and scope
     SERVICE_NAME: "service_name" = span(Utf8).dict().raw().base(),
     // No dictionary on the per-request values that no scan reads by default (the version and
@@ -329,17 +340,17 @@ columns! {
     // instructions per row each; PLAIN values cost a copy, and zstd finds the repeats (+0.1%
     // bytes). `service_name` and `scope_name`, which every analyzer scan reads, keep theirs
     // (BENCHMARKS.md, sessions 38 and 39).
-    SERVICE_VERSION: "service_version" = span(Utf8),
+    SERVICE_VERSION: "service_version" = span(Utf8).unranged(),
     SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8).random(),
     RESOURCE_ATTRIBUTES: "resource_attributes" =
         retired(AttributeMap, "2", "resource_attributes_json"),
     RESOURCE_DROPPED_ATTRIBUTES_COUNT: "resource_dropped_attributes_count" = span(Int64),
-    RESOURCE_SCHEMA_URL: "resource_schema_url" = span(Utf8),
+    RESOURCE_SCHEMA_URL: "resource_schema_url" = span(Utf8).unranged(),
     SCOPE_NAME: "scope_name" = span(Utf8).dict().raw().base(),
-    SCOPE_VERSION: "scope_version" = span(Utf8).on_request(),
+    SCOPE_VERSION: "scope_version" = span(Utf8).unranged().on_request(),
     SCOPE_ATTRIBUTES: "scope_attributes" = retired(AttributeMap, "2", "scope_attributes_json"),
     SCOPE_DROPPED_ATTRIBUTES_COUNT: "scope_dropped_attributes_count" = span(Int64),
-    SCOPE_SCHEMA_URL: "scope_schema_url" = span(Utf8),
+    SCOPE_SCHEMA_URL: "scope_schema_url" = span(Utf8).unranged(),
     // GenAI (lifted; the order here is the semconv dialect's mapping order)
     GEN_AI_OPERATION_NAME: "gen_ai_operation_name" =
         semconv(Utf8, "gen_ai.operation.name").dict().base(),
@@ -373,7 +384,7 @@ columns! {
     GEN_AI_TOOL_CALL_ID: "gen_ai_tool_call_id" = semconv(Utf8, "gen_ai.tool.call.id").random().base(),
     GEN_AI_TOOL_TYPE: "gen_ai_tool_type" = semconv(Utf8, "gen_ai.tool.type").dict().raw(),
     GEN_AI_TOOL_DESCRIPTION: "gen_ai_tool_description" =
-        semconv(Utf8, "gen_ai.tool.description"),
+        semconv(Utf8, "gen_ai.tool.description").unranged(),
     GEN_AI_PROMPT_NAME: "gen_ai_prompt_name" = semconv(Utf8, "gen_ai.prompt.name").base(),
     // MCP and JSON-RPC (lifted)
     MCP_METHOD_NAME: "mcp_method_name" = semconv(Utf8, "mcp.method.name").dict().raw().base(),
@@ -390,7 +401,7 @@ columns! {
     ERROR_TYPE: "error_type" = semconv(Utf8, "error.type").dict().raw().base(),
     // custom, from the seeds (lifted)
     SKILL_NAME: "skill_name" = custom(Utf8, "skill.name").base(),
-    SKILL_VERSION: "skill_version" = custom(Utf8, "skill.version"),
+    SKILL_VERSION: "skill_version" = custom(Utf8, "skill.version").unranged(),
     SKILL_INVOCATION_SOURCE: "skill_invocation_source" = custom(Utf8, "skill.invocation_source"),
     GUARDRAIL_NAME: "guardrail_name" = custom(Utf8, "guardrail.name").base(),
     GUARDRAIL_DECISION: "guardrail_decision" = custom(Utf8, "guardrail.decision").base(),
@@ -426,9 +437,9 @@ columns! {
     LINKS: "links" = span(Links),
     DROPPED_LINKS_COUNT: "dropped_links_count" = span(Int64),
     // provenance
-    DIALECTS: "dialects" = span(Utf8List).base(),
+    DIALECTS: "dialects" = span(Utf8List).unranged().base(),
     RECEIVED_AT: "received_at" = span(Timestamp).delta(),
-    INGEST_SOURCE: "ingest_source" = span(Utf8),
+    INGEST_SOURCE: "ingest_source" = span(Utf8).unranged(),
     // resource and scope attributes whole, as JSON text (schema 2; schema-1 files hold them in
     // `resource_attributes` / `scope_attributes`, which schema 2 leaves null)
     RESOURCE_ATTRIBUTES_JSON: "resource_attributes_json" = span(AttributesJson).dict(),

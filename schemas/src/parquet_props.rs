@@ -122,9 +122,13 @@ pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilde
 /// (`trace_id`, `span_id`, `parent_span_id`: a page of random ids spans nearly the whole range,
 /// so its min/max prune nothing; lookups by id go through the bloom filters, and the analyzer's
 /// trace filter through the values) and for the `random` text columns (conversation, tool call,
-/// response, session and JSON-RPC ids, digests, `traceparent`: no reader filters them by range),
-/// page-level for the rest. Each min/max costs two byte comparisons per value: on the ids, 0.8%
-/// of the collector's instructions per span (BENCHMARKS.md, session 32).
+/// response, session and JSON-RPC ids, digests, `traceparent`: no reader filters them by range)
+/// and for the `unranged` text (versions, schema URLs, `ingest_source` and `dialects`, repeated
+/// on every row of a request, and the free-text status message and tool description: nobody
+/// selects them by range, and rows of many requests share a page), page-level for the rest.
+/// Each min/max costs two byte comparisons per value, a whole-value comparison when the value
+/// equals the page's min or max, as a per-request value nearly always does: on the ids, 0.8% of
+/// the collector's instructions per span (BENCHMARKS.md, session 32).
 pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
     let payload = matches!(c.fill, Fill::Content { .. })
         || matches!(
@@ -137,7 +141,7 @@ pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
         );
     // `Binary` columns are the ids (`columns.rs`); `random` marks the text ones.
     let random_ids = c.ty == ColumnType::Binary || c.random;
-    if payload || random_ids {
+    if payload || random_ids || c.unranged {
         EnabledStatistics::None
     } else {
         EnabledStatistics::Page
@@ -295,6 +299,12 @@ mod tests {
             "gen_ai_conversation_id",
             "gen_ai_tool_call_id",
             "mcp_meta_traceparent",
+            "service_version",
+            "scope_version",
+            "scope_schema_url",
+            "ingest_source",
+            "status_message",
+            "gen_ai_tool_description",
         ] {
             let path = ColumnPath::from(name);
             assert_eq!(
@@ -326,6 +336,12 @@ mod tests {
             "key".to_string(),
         ]);
         assert_eq!(p.statistics_enabled(&map_key), EnabledStatistics::None);
+        let dialect = ColumnPath::new(vec![
+            "dialects".to_string(),
+            "list".to_string(),
+            "element".to_string(),
+        ]);
+        assert_eq!(p.statistics_enabled(&dialect), EnabledStatistics::None);
     }
 
     #[test]

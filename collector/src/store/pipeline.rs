@@ -329,7 +329,7 @@ impl Pipeline {
         self.refuse_while_degraded()?;
         let payload = ipc::encode(batch)?;
         let rows = Rows::Ready(batch.clone());
-        self.append_durably(&payload, payload.len(), wait, rows, || {})
+        self.append_durably(&[&payload], payload.len(), wait, rows, || {})
     }
 
     /// Accept a request as received ([`RequestRecord`]) whose spans were validated but not
@@ -345,13 +345,13 @@ impl Pipeline {
         convert: impl FnOnce() -> Result<RecordBatch, String>,
     ) -> Result<(), SubmitError> {
         self.refuse_while_degraded()?;
-        let payload = record.encode();
+        let header = record.encode_header();
         let (done_tx, done_rx) = mpsc::sync_channel(1);
         // Converted between the append and the fsync, while the decoded request is still in
         // this thread's cache; the batcher waits for the rows in WAL order. Only once appended:
         // a record that failed to append never reaches the batcher.
         self.append_durably(
-            &payload,
+            &[&header, record.body],
             reserve_bytes,
             false,
             Rows::Pending(done_rx),
@@ -385,7 +385,7 @@ impl Pipeline {
     /// asks for. Ok means the record may be acknowledged.
     fn append_durably(
         &self,
-        payload: &[u8],
+        parts: &[&[u8]],
         reserve_bytes: usize,
         wait: bool,
         rows: Rows,
@@ -411,7 +411,7 @@ impl Pipeline {
         let received = Instant::now();
         let (seq, sent) = self
             .wal
-            .append(payload, |seq| {
+            .append_parts(parts, |seq| {
                 tx.send(Msg::Batch(Queued {
                     seq,
                     rows,
@@ -424,7 +424,8 @@ impl Pipeline {
             .ack
             .record(AckStage::WalAppend, started.elapsed());
         appended();
-        Stats::add(&self.stats.wal_bytes_appended, payload.len() as u64);
+        let appended_bytes: usize = parts.iter().map(|p| p.len()).sum();
+        Stats::add(&self.stats.wal_bytes_appended, appended_bytes as u64);
         self.stats
             .wal_bytes_on_disk
             .store(self.wal.bytes_on_disk(), Ordering::Relaxed);

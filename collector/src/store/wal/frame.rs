@@ -21,13 +21,22 @@ pub fn write_frame(out: &mut impl Write, seq: u64, payload: &[u8]) -> io::Result
 /// The header that precedes `payload` on disk, so a caller can write header and payload
 /// without first copying the payload into one buffer.
 pub fn frame_header(seq: u64, payload: &[u8]) -> io::Result<[u8; HEADER_LEN]> {
-    let len = u32::try_from(payload.len())
+    frame_header_parts(seq, &[payload])
+}
+
+/// The header of a payload made of `parts`, written one after the other: the frame on disk is
+/// the same as that of their concatenation.
+pub fn frame_header_parts(seq: u64, parts: &[&[u8]]) -> io::Result<[u8; HEADER_LEN]> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let len = u32::try_from(total)
         .ok()
         .filter(|l| *l < MAX_PAYLOAD)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "wal record too large"))?;
     let mut hasher = crc32fast::Hasher::new();
     hasher.update(&seq.to_le_bytes());
-    hasher.update(payload);
+    for part in parts {
+        hasher.update(part);
+    }
     let mut header = [0u8; HEADER_LEN];
     header[0..4].copy_from_slice(&MAGIC.to_le_bytes());
     header[4..8].copy_from_slice(&len.to_le_bytes());
@@ -98,5 +107,18 @@ mod tests {
         assert_eq!(decode_frame(&buf[..HEADER_LEN + 1]), Err("partial payload"));
         assert_eq!(decode_frame(&buf[..HEADER_LEN - 1]), Err("partial header"));
         assert_eq!(decode_frame(&[0u8; 30]), Err("bad magic"));
+    }
+
+    #[test]
+    fn a_payload_in_parts_frames_as_its_concatenation() {
+        let parts: [&[u8]; 3] = [b"head", b"", b"body bytes"];
+        assert_eq!(
+            frame_header_parts(9, &parts).unwrap(),
+            frame_header(9, b"headbody bytes").unwrap()
+        );
+        assert_ne!(
+            frame_header_parts(9, &[b"body bytes", b"head"]).unwrap(),
+            frame_header(9, b"headbody bytes").unwrap()
+        );
     }
 }

@@ -62,9 +62,18 @@ pub struct RequestRecord<'a> {
 impl RequestRecord<'_> {
     /// The record's payload.
     pub fn encode(&self) -> Vec<u8> {
+        let mut out = self.encode_header();
+        out.extend_from_slice(self.body);
+        out
+    }
+
+    /// The payload less its body, which follows it: the WAL appends the two as they are
+    /// ([`crate::store::wal::Wal::append_parts`]), so a request's body (the bulk of its record)
+    /// is not copied into a payload buffer first.
+    pub fn encode_header(&self) -> Vec<u8> {
         let source = self.ctx.source.as_bytes();
         let source = &source[..source.len().min(u16::MAX as usize)];
-        let mut out = Vec::with_capacity(MAGIC.len() + FIXED + source.len() + self.body.len());
+        let mut out = Vec::with_capacity(MAGIC.len() + FIXED + source.len());
         out.extend_from_slice(MAGIC);
         out.push(match self.format {
             Format::Protobuf => 0,
@@ -80,7 +89,6 @@ impl RequestRecord<'_> {
         out.extend_from_slice(&self.plain_len.to_le_bytes());
         out.extend_from_slice(&(source.len() as u16).to_le_bytes());
         out.extend_from_slice(source);
-        out.extend_from_slice(self.body);
         out
     }
 
