@@ -29,6 +29,8 @@
 //!   byte comparison of every value, plus level histograms for the nested ones) was the largest
 //!   single cost of the byte-array encoder (BENCHMARKS.md, session 8). None on the random ids
 //!   either: their min/max prune nothing and their bloom filters serve lookups (session 32);
+//!   nor on the `unranged` text (per-request versions and URLs, `ingest_source`, `dialects`,
+//!   free text), which nobody selects by range (session 42);
 //! - the times (`start_time`, `end_time`, their `_unix_nano` twins, `duration_ns`,
 //!   `received_at`: the columns marked `delta` in [`crate::columns`]) DELTA_BINARY_PACKED and
 //!   not compressed. Neighbouring times differ little, so their deltas pack into a few bits; zstd

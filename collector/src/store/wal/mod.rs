@@ -714,6 +714,28 @@ mod tests {
     }
 
     #[test]
+    fn a_record_appended_in_parts_replays_as_one_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (wal, _) = replayed(dir.path());
+            let body = vec![7u8; 100_000];
+            let (seq, ()) = wal
+                .append_parts(&[b"header:", &[], &body], |_| ())
+                .unwrap();
+            wal.commit(seq).unwrap();
+            let (seq, ()) = wal.append(b"whole", |_| ()).unwrap();
+            wal.commit(seq).unwrap();
+            assert_eq!(wal.bytes_on_disk(), (2 * frame::HEADER_LEN + 7 + 100_000 + 5) as u64);
+        }
+        let (_, got) = replayed(dir.path());
+        assert_eq!(got.len(), 2);
+        let mut expected = b"header:".to_vec();
+        expected.extend_from_slice(&[7u8; 100_000]);
+        assert_eq!(got[0], (0, expected));
+        assert_eq!(got[1], (1, b"whole".to_vec()));
+    }
+
+    #[test]
     fn records_replay_until_released() {
         let dir = tempfile::tempdir().unwrap();
         {
