@@ -330,23 +330,26 @@ columns! {
     START_TIME_UNIX_NANO: "start_time_unix_nano" = span(Int64).delta().base(),
     END_TIME_UNIX_NANO: "end_time_unix_nano" = span(Int64).delta().base(),
     DURATION_NS: "duration_ns" = span(Int64).delta(),
-    STATUS_CODE: "status_code" = span(Utf8).required().dict().raw().base(),
+    STATUS_CODE: "status_code" = span(Utf8).required().base(),
     STATUS_MESSAGE: "status_message" = span(Utf8).unranged().on_request(),
     // resource and scope
-    SERVICE_NAME: "service_name" = span(Utf8).dict().raw().base(),
-    // No dictionary on the per-request values that no scan reads by default (the version and
-    // instance here, the scope's version, `ingest_source`): the value repeats on every row of a
-    // request, and the dictionary's interner hashed and compared it row by row, about 300
-    // instructions per row each; PLAIN values cost a copy, and zstd finds the repeats (+0.1%
-    // bytes). `service_name` and `scope_name`, which every analyzer scan reads, keep theirs
-    // (BENCHMARKS.md, sessions 38 and 39).
+    SERVICE_NAME: "service_name" = span(Utf8).base(),
+    // No dictionary on the per-request values (service, version, instance, scope, its version,
+    // `ingest_source`): the value repeats on every row of a request, and the dictionary's
+    // interner hashed and compared it row by row, about 300 instructions per row each; PLAIN
+    // values cost a copy, and zstd finds the repeats (+0.1% bytes; BENCHMARKS.md, sessions 38
+    // and 39). `service_name` and `scope_name`, which every analyzer scan reads, followed in
+    // session 42 with `status_code`: about 2.9M fewer instructions per 20,000 spans for the
+    // three, no byte more on the 10M-span store, and `check` no slower. `kind` keeps its
+    // dictionary: its values change from span to span, and PLAIN + zstd cost 0.43 byte per span
+    // more there (BENCHMARKS.md, session 42).
     SERVICE_VERSION: "service_version" = span(Utf8).unranged(),
     SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8).random(),
     RESOURCE_ATTRIBUTES: "resource_attributes" =
         retired(AttributeMap, "2", "resource_attributes_json"),
     RESOURCE_DROPPED_ATTRIBUTES_COUNT: "resource_dropped_attributes_count" = span(Int64),
     RESOURCE_SCHEMA_URL: "resource_schema_url" = span(Utf8).unranged(),
-    SCOPE_NAME: "scope_name" = span(Utf8).dict().raw().base(),
+    SCOPE_NAME: "scope_name" = span(Utf8).base(),
     SCOPE_VERSION: "scope_version" = span(Utf8).unranged().on_request(),
     SCOPE_ATTRIBUTES: "scope_attributes" = retired(AttributeMap, "2", "scope_attributes_json"),
     SCOPE_DROPPED_ATTRIBUTES_COUNT: "scope_dropped_attributes_count" = span(Int64),

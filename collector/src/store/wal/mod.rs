@@ -719,13 +719,14 @@ mod tests {
         {
             let (wal, _) = replayed(dir.path());
             let body = vec![7u8; 100_000];
-            let (seq, ()) = wal
-                .append_parts(&[b"header:", &[], &body], |_| ())
-                .unwrap();
+            let (seq, ()) = wal.append_parts(&[b"header:", &[], &body], |_| ()).unwrap();
             wal.commit(seq).unwrap();
             let (seq, ()) = wal.append(b"whole", |_| ()).unwrap();
             wal.commit(seq).unwrap();
-            assert_eq!(wal.bytes_on_disk(), (2 * frame::HEADER_LEN + 7 + 100_000 + 5) as u64);
+            assert_eq!(
+                wal.bytes_on_disk(),
+                (2 * frame::HEADER_LEN + 7 + 100_000 + 5) as u64
+            );
         }
         let (_, got) = replayed(dir.path());
         assert_eq!(got.len(), 2);
