@@ -339,10 +339,10 @@ columns! {
     // interner hashed and compared it row by row, about 300 instructions per row each; PLAIN
     // values cost a copy, and zstd finds the repeats (+0.1% bytes; BENCHMARKS.md, sessions 38
     // and 39). `service_name` and `scope_name`, which every analyzer scan reads, followed in
-    // session 42 with `status_code`: about 2.9M fewer instructions per 20,000 spans for the
-    // three, no byte more on the 10M-span store, and `check` no slower. `kind` keeps its
-    // dictionary: its values change from span to span, and PLAIN + zstd cost 0.43 byte per span
-    // more there (BENCHMARKS.md, session 42).
+    // session 42 with `status_code`: about 5.1M fewer instructions per 20,000 spans for the
+    // three, 0.01 byte per span more on the 10M-span store, and `check` no slower. `kind` keeps
+    // its dictionary: its values change from span to span, and PLAIN + zstd cost 0.43 byte per
+    // span more there (BENCHMARKS.md, session 42).
     SERVICE_VERSION: "service_version" = span(Utf8).unranged(),
     SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8).random(),
     RESOURCE_ATTRIBUTES: "resource_attributes" =
