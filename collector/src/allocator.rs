@@ -62,7 +62,7 @@ unsafe extern "C" {
     fn mi_version() -> c_int;
 }
 
-/// Apply [`SETTINGS`] (each unless its `MIMALLOC_*` variable is set). Does nothing when the
+/// Apply `SETTINGS` (each unless its `MIMALLOC_*` variable is set). Does nothing when the
 /// linked mimalloc is not the version the option numbers were written for.
 pub fn configure() {
     // SAFETY: `mi_version` takes no argument and only returns a constant.

@@ -50,7 +50,7 @@ pub struct StoreArgs {
     pub max_queue_bytes: usize,
     /// With `--data-dir s3://BUCKET/PREFIX`: the local directory for the write-ahead log, the
     /// lock and the part files being written (uploaded when finished). Required there, refused
-    /// for a local store (which keeps its WAL in <data-dir>/wal).
+    /// for a local store (which keeps its WAL in `<data-dir>/wal`).
     #[arg(long, env = "TRIPLINE_WAL_DIR", value_name = "DIR")]
     pub wal_dir: Option<PathBuf>,
 }

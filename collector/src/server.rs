@@ -2,7 +2,7 @@
 //! [`Server::start`] binds both ports (port 0 gives a free one: tests and the demo read the bound
 //! addresses back) and returns once the WAL has been replayed and both listeners accept.
 //!
-//! Both listeners are served by [`accept_loop`] on hyper's connection builder, with the same
+//! Both listeners are served by `accept_loop` on hyper's connection builder, with the same
 //! limits: a header-read timeout, an idle timeout (a connection with no request in progress is
 //! closed), HTTP/2 streams per connection, and one connection cap for both ports, sized below
 //! the process's file-descriptor limit (`RLIMIT_NOFILE`) so the WAL and Parquet files always find

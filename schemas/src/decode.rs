@@ -3,7 +3,7 @@
 //! Why our own JSON reader instead of the `with-serde` derive of `opentelemetry-proto`: senders
 //! disagree on the details the OTLP/JSON spec leaves to the protobuf JSON mapping. The derive
 //! rejects enum names (`"kind": "SPAN_KIND_SERVER"`), snake_case keys and `null` fields, all of
-//! which real exporters emit. [`otlp_json`] mirrors the message tree with lenient field readers and
+//! which real exporters emit. `otlp_json` mirrors the message tree with lenient field readers and
 //! converts to the prost types, and every error carries the JSON path plus line/column, because the
 //! collector returns it verbatim to the client in a 400.
 

@@ -34,7 +34,7 @@ pub struct Slot {
     pub kind: SlotKind,
     /// The attribute the registry lists for it (`gen_ai.tool.name`): sent under this name with
     /// exactly the column's value, the attribute is kept in the column only
-    /// ([`crate::convert::moved`]).
+    /// (`convert::moved`).
     pub attribute: &'static str,
 }
 

@@ -14,7 +14,7 @@
 //! - **processing slots**: at most this many requests are decompressed, decoded and converted
 //!   at once (about one per core). More would only make the threads fight over the cores and the
 //!   allocator, and starve the Parquet writer thread; waiting requests hold only their body.
-//!   Slots are handed out in arrival order (a ticket queue, [`SlotQueue`]): with a plain
+//!   Slots are handed out in arrival order (a ticket queue, `SlotQueue`): with a plain
 //!   counter and condition variable, a request arriving just as a slot frees takes it ahead of
 //!   those already waiting, and under steady load an unlucky request can be passed over again
 //!   and again, which is what the tail of the acknowledgement latency is made of.

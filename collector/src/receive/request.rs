@@ -438,7 +438,7 @@ fn answer(
     }
 }
 
-/// Distinct reasons in first-seen order, at most [`MAX_REASONS`], with a count of the rest.
+/// Distinct reasons in first-seen order, at most `MAX_REASONS`, with a count of the rest.
 pub fn summarize_reasons(reasons: &[String]) -> String {
     let mut distinct: Vec<&str> = Vec::new();
     for r in reasons {

@@ -21,7 +21,7 @@ pub fn encode(batch: &RecordBatch) -> Result<Vec<u8>, ArrowError> {
 }
 
 /// Deserialise the batches of one payload (one in practice). Its framing is checked first
-/// ([`check_framing`]), so a damaged length cannot make the reader allocate beyond the payload.
+/// (`check_framing`), so a damaged length cannot make the reader allocate beyond the payload.
 pub fn decode(payload: &[u8]) -> Result<Vec<RecordBatch>, ArrowError> {
     check_framing(payload)?;
     let reader = StreamReader::try_new(payload, None)?;
