@@ -210,6 +210,17 @@ mod tests {
         }
     }
 
+    /// A protobuf body stored as it came (no compression).
+    fn identity(plain: &[u8]) -> RequestRecord<'_> {
+        RequestRecord {
+            format: Format::Protobuf,
+            encoding: Encoding::Identity,
+            plain_len: plain.len() as u64,
+            ctx: ctx(),
+            body: plain,
+        }
+    }
+
     fn direct(
         req: &opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest,
     ) -> RecordBatch {
@@ -261,13 +272,7 @@ mod tests {
     #[test]
     fn the_header_and_the_body_appended_apart_are_the_payload() {
         let plain = request().encode_to_vec();
-        let record = RequestRecord {
-            format: Format::Protobuf,
-            encoding: Encoding::Identity,
-            plain_len: plain.len() as u64,
-            ctx: ctx(),
-            body: &plain,
-        };
+        let record = identity(&plain);
         let mut apart = record.encode_header();
         assert!(
             apart.len() < 64,
@@ -282,14 +287,7 @@ mod tests {
     #[test]
     fn a_damaged_request_record_is_an_error_not_a_panic() {
         let plain = request().encode_to_vec();
-        let payload = RequestRecord {
-            format: Format::Protobuf,
-            encoding: Encoding::Identity,
-            plain_len: plain.len() as u64,
-            ctx: ctx(),
-            body: &plain,
-        }
-        .encode();
+        let payload = identity(&plain).encode();
         for cut in [
             MAGIC.len(),
             MAGIC.len() + 5,
