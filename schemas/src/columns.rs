@@ -154,13 +154,11 @@ pub struct ColumnDef {
     /// Not compressed: the encoding already packs the values (dictionary indices of a few
     /// values, bit-packed flags) and zstd finds nothing more in them ([`crate::parquet_props`]).
     pub raw: bool,
-    /// Unique or random text (ids, digests, `traceparent`): no page statistics, whose min/max
-    /// would prune nothing ([`crate::parquet_props::statistics`]).
-    pub random: bool,
-    /// Text that no reader selects by range and whose min/max prune nothing: what describes
-    /// the sender and repeats on every row of a request (versions, schema URLs,
-    /// `ingest_source`, `dialects`) and free text (status message, tool description). Written
-    /// without page statistics, like the `random` columns ([`crate::parquet_props::statistics`]).
+    /// Text that no reader selects by range and whose min/max prune nothing: unique or random
+    /// values (ids, digests, `traceparent`), what describes the sender and repeats on every row
+    /// of a request (versions, schema URLs, `ingest_source`, `dialects`) and free text (status
+    /// message, tool description). Written without page statistics
+    /// ([`crate::parquet_props::statistics`]).
     pub unranged: bool,
     /// Whether the analyzer reads it.
     pub analyzer: Analyzer,
@@ -177,7 +175,6 @@ impl ColumnDef {
             delta: false,
             bloom_filter: false,
             raw: false,
-            random: false,
             unranged: false,
             analyzer: Analyzer::Hidden,
         }
@@ -204,11 +201,6 @@ impl ColumnDef {
     /// Not compressed.
     const fn raw(mut self) -> Self {
         self.raw = true;
-        self
-    }
-    /// Unique or random text, written without statistics.
-    const fn random(mut self) -> Self {
-        self.random = true;
         self
     }
     /// Text nobody selects by range, written without statistics.
@@ -320,7 +312,7 @@ columns! {
     TRACE_ID: "trace_id" = span(Binary).required().bloom().base(),
     SPAN_ID: "span_id" = span(Binary).required().bloom().base(),
     PARENT_SPAN_ID: "parent_span_id" = span(Binary).base(),
-    TRACE_STATE: "trace_state" = span(Utf8).random(),
+    TRACE_STATE: "trace_state" = span(Utf8).unranged(),
     FLAGS: "flags" = span(Int64),
     PARENT_IS_REMOTE: "parent_is_remote" = span(Boolean),
     NAME: "name" = span(Utf8).required().dict().base(),
@@ -344,7 +336,7 @@ columns! {
     // its dictionary: its values change from span to span, and PLAIN + zstd cost 0.43 byte per
     // span more there (BENCHMARKS.md, session 42).
     SERVICE_VERSION: "service_version" = span(Utf8).unranged(),
-    SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8).random(),
+    SERVICE_INSTANCE_ID: "service_instance_id" = span(Utf8).unranged(),
     RESOURCE_ATTRIBUTES: "resource_attributes" =
         retired(AttributeMap, "2", "resource_attributes_json"),
     RESOURCE_DROPPED_ATTRIBUTES_COUNT: "resource_dropped_attributes_count" = span(Int64),
@@ -363,7 +355,7 @@ columns! {
         semconv(Utf8, "gen_ai.request.model").dict().raw().on_request(),
     GEN_AI_RESPONSE_MODEL: "gen_ai_response_model" =
         semconv(Utf8, "gen_ai.response.model").dict().raw(),
-    GEN_AI_RESPONSE_ID: "gen_ai_response_id" = semconv(Utf8, "gen_ai.response.id").random(),
+    GEN_AI_RESPONSE_ID: "gen_ai_response_id" = semconv(Utf8, "gen_ai.response.id").unranged(),
     GEN_AI_RESPONSE_FINISH_REASONS: "gen_ai_response_finish_reasons" =
         semconv(Utf8List, "gen_ai.response.finish_reasons"),
     GEN_AI_USAGE_INPUT_TOKENS: "gen_ai_usage_input_tokens" =
@@ -380,24 +372,26 @@ columns! {
     GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: "gen_ai_usage_reasoning_output_tokens" =
         semconv(Int64, "gen_ai.usage.reasoning.output_tokens"),
     GEN_AI_CONVERSATION_ID: "gen_ai_conversation_id" =
-        semconv(Utf8, "gen_ai.conversation.id").random().base(),
+        semconv(Utf8, "gen_ai.conversation.id").unranged().base(),
     GEN_AI_AGENT_NAME: "gen_ai_agent_name" = semconv(Utf8, "gen_ai.agent.name").dict().raw().base(),
-    GEN_AI_AGENT_ID: "gen_ai_agent_id" = semconv(Utf8, "gen_ai.agent.id").random().on_request(),
+    GEN_AI_AGENT_ID: "gen_ai_agent_id" = semconv(Utf8, "gen_ai.agent.id").unranged().on_request(),
     GEN_AI_TOOL_NAME: "gen_ai_tool_name" = semconv(Utf8, "gen_ai.tool.name").dict().base(),
-    GEN_AI_TOOL_CALL_ID: "gen_ai_tool_call_id" = semconv(Utf8, "gen_ai.tool.call.id").random().base(),
+    GEN_AI_TOOL_CALL_ID: "gen_ai_tool_call_id" =
+        semconv(Utf8, "gen_ai.tool.call.id").unranged().base(),
     GEN_AI_TOOL_TYPE: "gen_ai_tool_type" = semconv(Utf8, "gen_ai.tool.type").dict().raw(),
     GEN_AI_TOOL_DESCRIPTION: "gen_ai_tool_description" =
         semconv(Utf8, "gen_ai.tool.description").unranged(),
     GEN_AI_PROMPT_NAME: "gen_ai_prompt_name" = semconv(Utf8, "gen_ai.prompt.name").base(),
     // MCP and JSON-RPC (lifted)
     MCP_METHOD_NAME: "mcp_method_name" = semconv(Utf8, "mcp.method.name").dict().raw().base(),
-    MCP_SESSION_ID: "mcp_session_id" = semconv(Utf8, "mcp.session.id").random().base(),
+    MCP_SESSION_ID: "mcp_session_id" = semconv(Utf8, "mcp.session.id").unranged().base(),
     MCP_PROTOCOL_VERSION: "mcp_protocol_version" =
         semconv(Utf8, "mcp.protocol.version").dict().raw(),
     MCP_RESOURCE_URI: "mcp_resource_uri" = semconv(Utf8, "mcp.resource.uri").base(),
     // no released convention: `mcp.transport` was a draft (see the registry's deprecated names)
     MCP_TRANSPORT: "mcp_transport" = custom(Utf8, "atlas.mcp.transport").dict().raw(),
-    JSONRPC_REQUEST_ID: "jsonrpc_request_id" = semconv(Utf8, "jsonrpc.request.id").random().base(),
+    JSONRPC_REQUEST_ID: "jsonrpc_request_id" =
+        semconv(Utf8, "jsonrpc.request.id").unranged().base(),
     RPC_RESPONSE_STATUS_CODE: "rpc_response_status_code" =
         semconv(Utf8, "rpc.response.status_code").base(),
     NETWORK_TRANSPORT: "network_transport" = semconv(Utf8, "network.transport").dict().raw(),
@@ -429,9 +423,9 @@ columns! {
     RESULT_CONTENT_TYPES: "result_content_types" = derived(Utf8List).on_request(),
     RESULT_TYPE: "result_type" = derived(Utf8).dict().raw().base(),
     RESULT_TEXT_IS_JSON_OBJECT: "result_text_is_json_object" = derived(Boolean).raw().base(),
-    TOOL_CALL_ARGUMENTS_DIGEST: "tool_call_arguments_digest" = derived(Utf8).random().base(),
+    TOOL_CALL_ARGUMENTS_DIGEST: "tool_call_arguments_digest" = derived(Utf8).unranged().base(),
     TOOL_DEFINITIONS: "tool_definitions" = derived(ToolDefinitions).base(),
-    MCP_META_TRACEPARENT: "mcp_meta_traceparent" = derived(Utf8).random().base(),
+    MCP_META_TRACEPARENT: "mcp_meta_traceparent" = derived(Utf8).unranged().base(),
     // everything else, losslessly
     ATTRIBUTES: "attributes" = span(AttributeMap).on_request(),
     DROPPED_ATTRIBUTES_COUNT: "dropped_attributes_count" = span(Int64),

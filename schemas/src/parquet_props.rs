@@ -31,8 +31,9 @@
 //!   byte comparison of every value, plus level histograms for the nested ones) was the largest
 //!   single cost of the byte-array encoder (BENCHMARKS.md, session 8). None on the random ids
 //!   either: their min/max prune nothing and their bloom filters serve lookups (session 32);
-//!   nor on the `unranged` text (per-request versions and URLs, `ingest_source`, `dialects`,
-//!   free text), which nobody selects by range (session 42);
+//!   nor on the rest of the `unranged` text (random text ids since session 41; per-request
+//!   versions and URLs, `ingest_source`, `dialects`, free text since session 42), which nobody
+//!   selects by range;
 //! - the times (`start_time`, `end_time`, their `_unix_nano` twins, `duration_ns`,
 //!   `received_at`: the columns marked `delta` in [`crate::columns`]) DELTA_BINARY_PACKED and
 //!   not compressed. Neighbouring times differ little, so their deltas pack into a few bits; zstd
@@ -125,11 +126,11 @@ pub fn base_writer_properties(metadata: Vec<KeyValue>) -> WriterPropertiesBuilde
 /// (content payloads, attribute maps, events, links, tool definitions) and for the random ids
 /// (`trace_id`, `span_id`, `parent_span_id`: a page of random ids spans nearly the whole range,
 /// so its min/max prune nothing; lookups by id go through the bloom filters, and the analyzer's
-/// trace filter through the values) and for the `random` text columns (conversation, tool call,
-/// response, session and JSON-RPC ids, digests, `traceparent`: no reader filters them by range)
-/// and for the `unranged` text (versions, schema URLs, `ingest_source` and `dialects`, repeated
-/// on every row of a request, and the free-text status message and tool description: nobody
-/// selects them by range, and rows of many requests share a page), page-level for the rest.
+/// trace filter through the values) and for the `unranged` text: the random text ids
+/// (conversation, tool call, response, session and JSON-RPC ids, digests, `traceparent`), the
+/// versions, schema URLs, `ingest_source` and `dialects` repeated on every row of a request, and
+/// the free-text status message and tool description (nobody selects them by range, and rows of
+/// many requests share a page); page-level for the rest.
 /// Each min/max costs two byte comparisons per value, a whole-value comparison when the value
 /// equals the page's min or max, as a per-request value nearly always does: on the ids, 0.8% of
 /// the collector's instructions per span (BENCHMARKS.md, session 32).
@@ -143,9 +144,9 @@ pub fn statistics(c: &ColumnDef) -> EnabledStatistics {
                 | ColumnType::Links
                 | ColumnType::ToolDefinitions
         );
-    // `Binary` columns are the ids (`columns.rs`); `random` marks the text ones.
-    let random_ids = c.ty == ColumnType::Binary || c.random;
-    if payload || random_ids || c.unranged {
+    // `Binary` columns are the ids (`columns.rs`); `unranged` marks the text ones.
+    let binary_ids = c.ty == ColumnType::Binary;
+    if payload || binary_ids || c.unranged {
         EnabledStatistics::None
     } else {
         EnabledStatistics::Page
