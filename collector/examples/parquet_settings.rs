@@ -24,7 +24,10 @@
 //!   the file (its schema is the rest): what writing those columns costs per row (session 38);
 //! - `TT_COLUMN_CODEC=codec` with `TT_CODEC_COLS=a,b`: that codec on every Parquet leaf of these
 //!   columns (what each column's compression costs and saves, session 39);
-//! - `TT_DELTA_COLS=a,b`: DELTA_BINARY_PACKED values on these integer columns (session 39).
+//! - `TT_DELTA_COLS=a,b`: DELTA_BINARY_PACKED values on these integer columns (session 39);
+//! - `TT_DBA_COLS=a,b` / `TT_DLBA_COLS=a,b`: DELTA_BYTE_ARRAY / DELTA_LENGTH_BYTE_ARRAY values on
+//!   these byte-array columns (session 43);
+//! - `TT_PAGE_BYTES=n`: the data page size limit (parquet-rs default 1 MiB; session 43).
 
 use std::sync::Arc;
 
@@ -140,6 +143,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for c in column_names("TT_DELTA_COLS").unwrap_or_default() {
         b = b.set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
     }
+    for c in column_names("TT_DBA_COLS").unwrap_or_default() {
+        b = b.set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BYTE_ARRAY);
+    }
+    for c in column_names("TT_DLBA_COLS").unwrap_or_default() {
+        b = b.set_column_encoding(ColumnPath::from(c), Encoding::DELTA_LENGTH_BYTE_ARRAY);
+    }
+    if let Ok(n) = std::env::var("TT_PAGE_BYTES") {
+        b = b.set_data_page_size_limit(n.parse()?);
+    }
     if std::env::var("TT_V1").is_ok() {
         b = b.set_writer_version(WriterVersion::PARQUET_1_0);
     }
@@ -191,10 +203,18 @@ fn measured(
     props: parquet::file::properties::WriterProperties,
 ) -> Result<u64, Box<dyn std::error::Error>> {
     let file = std::fs::File::create(path)?;
+    // The batches' own schema is the converter's (origin columns as dictionaries); the file's is
+    // the canonical one, as the collector's part files are (unless TT_DROP_ALL_NULL left
+    // columns out).
     let schema = batches
         .first()
         .map_or_else(schemas::span_schema, |b| b.schema());
-    let mut w = ArrowWriter::try_new(file, Arc::clone(&schema), Some(props))?;
+    let file_schema = if schema.fields().len() == schemas::span_schema().fields().len() {
+        schemas::span_schema()
+    } else {
+        Arc::clone(&schema)
+    };
+    let mut w = ArrowWriter::try_new(file, file_schema, Some(props))?;
     let concat: usize = std::env::var("TT_CONCAT").map_or(Ok(1), |c| c.parse())?;
     for group in batches.chunks(concat) {
         let joined;

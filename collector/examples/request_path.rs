@@ -124,7 +124,7 @@ fn convert_again(
         source: "otlp-http".into(),
         redact_content: false,
     };
-    let converted = schemas::convert::convert_request_bounded(&request, &ctx, u64::MAX)?;
+    let converted = schemas::convert::convert_request_for_store(&request, &ctx, u64::MAX)?;
     drop(request);
     Ok(converted.batch)
 }

@@ -30,7 +30,11 @@ pub fn converted_batches(bodies: &[Vec<u8>]) -> Result<Vec<RecordBatch>, schemas
         .iter()
         .map(|body| {
             let request = schemas::decode::decode_protobuf(body)?;
-            Ok(schemas::convert::convert_request(&request, &ingest).batch)
+            // As the collector hands them to its writer (origin columns as dictionaries).
+            let converted =
+                schemas::convert::convert_request_for_store(&request, &ingest, u64::MAX)
+                    .expect("a synthetic request converts");
+            Ok(converted.batch)
         })
         .collect()
 }

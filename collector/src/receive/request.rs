@@ -14,9 +14,9 @@ use std::time::Instant;
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use schemas::convert::{
-    convert_request_bounded, converted_size_estimate, converted_size_estimate_encoded,
-    converted_size_floor_encoded, validate_request, ConvertError, Converted, IngestContext,
-    Validation,
+    convert_request_bounded, convert_request_for_store, converted_size_estimate,
+    converted_size_estimate_encoded, converted_size_floor_encoded, validate_request, ConvertError,
+    Converted, IngestContext, Validation,
 };
 use schemas::decode::recycling::count_spans;
 
@@ -368,7 +368,7 @@ fn submit_validated(ctx: &Context, validated: Validated<'_>) -> Result<Accepted,
         // Converted and dropped on this thread, while its decode is still in the cache: back to
         // the pool for the next request.
         let submitted = ctx.pipeline.submit_request(&record, reserve, move || {
-            convert_request_bounded(&request, &ingest, u64::MAX)
+            convert_request_for_store(&request, &ingest, u64::MAX)
                 .map(|c| c.batch)
                 .map_err(|e| e.to_string())
         });

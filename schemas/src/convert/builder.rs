@@ -1,5 +1,6 @@
 //! Column builders for the canonical span row: one builder per column, appended in one pass over
-//! the spans, finished into a `RecordBatch` whose schema is exactly [`span_schema`].
+//! the spans, finished into a `RecordBatch` of [`store_batch_schema`]: the canonical span schema
+//! with the origin columns as dictionaries ([`super::origin`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,12 +17,14 @@ use super::attrs::REDACTED;
 use super::content::Split;
 use super::nested::{EventsBuilder, LinksBuilder, StrListBuilder, ToolDefsBuilder};
 use super::null_runs::NullRuns;
+use super::origin::store_batch_schema;
+use super::origin::{OriginColumns, ORIGIN_COLUMNS};
 use crate::columns::{CONTENT_COLUMNS, N_CONTENT_COLUMNS};
 use crate::derived::Derived;
 use crate::error::SchemaError;
 use crate::kind_status::{kind_name, status_name};
 use crate::lift::{SlotKind, SlotValue, N_SLOTS, SLOTS};
-use crate::schema::{col, span_schema};
+use crate::schema::col;
 
 /// The resource and scope a span was sent under.
 pub struct Origin<'a> {
@@ -83,22 +86,15 @@ pub struct SpanBatchBuilder {
     duration_ns: Int64Builder,
     status_code: StringBuilder,
     status_message: SparseStr,
-    service_name: StringBuilder,
-    service_version: SparseStr,
-    service_instance_id: SparseStr,
+    /// The resource's and the scope's columns and `ingest_source`: one value per scope.
+    origin: OriginColumns,
     /// Null in every row since schema 2 (the JSON column holds the resource's attributes).
     resource_attributes: AttrMapBuilder,
-    resource_attributes_json: StringBuilder,
     resource_dropped: Int64Builder,
-    resource_schema_url: SparseStr,
-    scope_name: StringBuilder,
-    scope_version: SparseStr,
     /// Null in every row since schema 2.
     scope_attributes: AttrMapBuilder,
-    scope_attributes_json: StringBuilder,
     attributes_in_columns: Int64Builder,
     scope_dropped: Int64Builder,
-    scope_schema_url: SparseStr,
     slots: Vec<SlotBuilder>,
     content: [SparseStr; N_CONTENT_COLUMNS],
     content_attributes: AttrMapBuilder,
@@ -119,11 +115,10 @@ pub struct SpanBatchBuilder {
     dropped_links: Int64Builder,
     dialects: StrListBuilder,
     received_at: TimestampMicrosecondBuilder,
-    ingest_source: StringBuilder,
     rows: usize,
 }
 
-fn non_empty(s: &str) -> Option<&str> {
+pub(super) fn non_empty(s: &str) -> Option<&str> {
     (!s.is_empty()).then_some(s)
 }
 
@@ -134,10 +129,6 @@ fn non_empty(s: &str) -> Option<&str> {
 pub struct Capacity {
     /// Spans.
     pub rows: usize,
-    /// Bytes per row of the resource's attributes as JSON text (the largest resource's).
-    pub resource_json_bytes: usize,
-    /// Bytes per row of the scope's attributes as JSON text.
-    pub scope_json_bytes: usize,
     /// The spans' own attributes.
     pub span_entries: usize,
 }
@@ -181,20 +172,12 @@ impl SpanBatchBuilder {
             duration_ns: ints(),
             status_code: short(5),
             status_message: sparse_str(0),
-            service_name: short(16),
-            service_version: sparse_str(8),
-            service_instance_id: sparse_str(16),
+            origin: OriginColumns::with_capacity(n),
             resource_attributes: AttrMapBuilder::with_capacity(n, 0),
-            resource_attributes_json: short(cap.resource_json_bytes),
             resource_dropped: ints(),
-            resource_schema_url: sparse_str(0),
-            scope_name: short(16),
-            scope_version: sparse_str(8),
             scope_attributes: AttrMapBuilder::with_capacity(n, 0),
-            scope_attributes_json: short(cap.scope_json_bytes),
             attributes_in_columns: ints(),
             scope_dropped: ints(),
-            scope_schema_url: sparse_str(40),
             slots: SLOTS
                 .iter()
                 .map(|s| match s.kind {
@@ -222,7 +205,6 @@ impl SpanBatchBuilder {
             dropped_links: ints(),
             dialects: StrListBuilder::with_capacity(n),
             received_at: micros(),
-            ingest_source: short(10),
             rows: 0,
         }
     }
@@ -232,6 +214,11 @@ impl SpanBatchBuilder {
         self.rows
     }
 
+    /// The spans appended next were sent under `origin` (one call per scope of a request).
+    pub fn begin_origin(&mut self, origin: &Origin<'_>, ingest_source: &str) {
+        self.origin.begin(origin, ingest_source);
+    }
+
     /// Appends one validated span (ids and times were checked by the caller).
     pub fn append(
         &mut self,
@@ -239,7 +226,6 @@ impl SpanBatchBuilder {
         origin: &Origin<'_>,
         parts: &RowParts<'_>,
         received_at_unix_nano: i64,
-        ingest_source: &str,
     ) {
         self.rows += 1;
         self.trace_id.append_value(&span.trace_id);
@@ -268,27 +254,13 @@ impl SpanBatchBuilder {
         self.status_message
             .append_option(status.and_then(|s| non_empty(&s.message)));
 
-        self.service_name.append_option(origin.service_name);
-        self.service_version.append_option(origin.service_version);
-        self.service_instance_id
-            .append_option(origin.service_instance_id);
+        self.origin.row();
         self.resource_attributes.null_row();
-        self.resource_attributes_json
-            .append_value(origin.resource_attributes_json);
         self.resource_dropped
             .append_value(i64::from(origin.resource_dropped));
-        self.resource_schema_url
-            .append_option(non_empty(origin.resource_schema_url));
-        self.scope_name.append_option(non_empty(origin.scope_name));
-        self.scope_version
-            .append_option(non_empty(origin.scope_version));
         self.scope_attributes.null_row();
-        self.scope_attributes_json
-            .append_value(origin.scope_attributes_json);
         self.scope_dropped
             .append_value(i64::from(origin.scope_dropped));
-        self.scope_schema_url
-            .append_option(non_empty(origin.scope_schema_url));
 
         for (builder, value) in self.slots.iter_mut().zip(parts.lifted.iter()) {
             match (builder, value) {
@@ -351,10 +323,9 @@ impl SpanBatchBuilder {
         self.dialects.row(Some(parts.dialects));
         self.received_at
             .append_value(received_at_unix_nano.div_euclid(1000));
-        self.ingest_source.append_value(ingest_source);
     }
 
-    /// Finishes every column into a batch with exactly [`span_schema`].
+    /// Finishes every column into a batch of [`store_batch_schema`].
     pub fn finish(&mut self) -> Result<RecordBatch, SchemaError> {
         let mut cols: HashMap<&'static str, ArrayRef> = HashMap::with_capacity(96);
         let mut put = |name: &'static str, a: ArrayRef| {
@@ -384,38 +355,15 @@ impl SpanBatchBuilder {
             col::STATUS_MESSAGE,
             Arc::new(self.status_message.flushed().finish()),
         );
-        put(col::SERVICE_NAME, Arc::new(self.service_name.finish()));
-        put(
-            col::SERVICE_VERSION,
-            Arc::new(self.service_version.flushed().finish()),
-        );
-        put(
-            col::SERVICE_INSTANCE_ID,
-            Arc::new(self.service_instance_id.flushed().finish()),
-        );
+        for (name, array) in ORIGIN_COLUMNS.into_iter().zip(self.origin.finish()?) {
+            put(name, array);
+        }
         put(col::RESOURCE_ATTRIBUTES, self.resource_attributes.finish()?);
-        put(
-            col::RESOURCE_ATTRIBUTES_JSON,
-            Arc::new(self.resource_attributes_json.finish()),
-        );
         put(
             col::RESOURCE_DROPPED_ATTRIBUTES_COUNT,
             Arc::new(self.resource_dropped.finish()),
         );
-        put(
-            col::RESOURCE_SCHEMA_URL,
-            Arc::new(self.resource_schema_url.flushed().finish()),
-        );
-        put(col::SCOPE_NAME, Arc::new(self.scope_name.finish()));
-        put(
-            col::SCOPE_VERSION,
-            Arc::new(self.scope_version.flushed().finish()),
-        );
         put(col::SCOPE_ATTRIBUTES, self.scope_attributes.finish()?);
-        put(
-            col::SCOPE_ATTRIBUTES_JSON,
-            Arc::new(self.scope_attributes_json.finish()),
-        );
         put(
             col::ATTRIBUTES_IN_COLUMNS,
             Arc::new(self.attributes_in_columns.finish()),
@@ -423,10 +371,6 @@ impl SpanBatchBuilder {
         put(
             col::SCOPE_DROPPED_ATTRIBUTES_COUNT,
             Arc::new(self.scope_dropped.finish()),
-        );
-        put(
-            col::SCOPE_SCHEMA_URL,
-            Arc::new(self.scope_schema_url.flushed().finish()),
         );
         for (slot, builder) in SLOTS.iter().zip(self.slots.iter_mut()) {
             let array: ArrayRef = match builder {
@@ -494,10 +438,9 @@ impl SpanBatchBuilder {
         );
         put(col::DIALECTS, self.dialects.finish(col::DIALECTS)?);
         put(col::RECEIVED_AT, Arc::new(self.received_at.finish()));
-        put(col::INGEST_SOURCE, Arc::new(self.ingest_source.finish()));
         self.rows = 0;
 
-        let schema = span_schema();
+        let schema = store_batch_schema();
         let mut arrays = Vec::with_capacity(schema.fields().len());
         for field in schema.fields() {
             let name = field.name().as_str();

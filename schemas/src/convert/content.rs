@@ -175,13 +175,15 @@ fn json_array_text(items: Vec<&str>) -> String {
     format!("[{}]", items.join(","))
 }
 
+/// Whether `text` ends, but for trailing white space, with a truncation marker in any ASCII
+/// case. Compared in place: lowering a copy of the tail cost an allocation for every content
+/// value (BENCHMARKS.md, session 43). The markers' only letters are ASCII, so an ASCII-case-blind
+/// comparison finds what lowering the text found.
 fn is_truncated(text: &str) -> bool {
-    let tail_start = text.len().saturating_sub(16);
-    let tail_start = (tail_start..=text.len())
-        .find(|i| text.is_char_boundary(*i))
-        .unwrap_or(0);
-    let tail = text[tail_start..].trim_end().to_lowercase();
-    TRUNCATION_MARKERS.iter().any(|m| tail.ends_with(m))
+    let tail = text.trim_end().as_bytes();
+    TRUNCATION_MARKERS.iter().any(|m| {
+        tail.len() >= m.len() && tail[tail.len() - m.len()..].eq_ignore_ascii_case(m.as_bytes())
+    })
 }
 
 #[cfg(test)]
@@ -220,5 +222,10 @@ mod tests {
         assert!(is_truncated("abc… [TRUNCATED] "));
         assert!(!is_truncated("{\"a\":1}"));
         assert!(!is_truncated("é"));
+        assert!(is_truncated("…[Truncated]"));
+        assert!(is_truncated("a\t(TRUNCATED)\n"));
+        assert!(!is_truncated("[truncated] and more"));
+        assert!(!is_truncated("truncated]"));
+        assert!(!is_truncated(""));
     }
 }

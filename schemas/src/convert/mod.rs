@@ -18,6 +18,7 @@ mod content;
 pub(crate) mod moved;
 mod nested;
 mod null_runs;
+mod origin;
 mod rejections;
 mod validate;
 
@@ -33,6 +34,7 @@ use crate::schema::span_schema;
 pub(crate) use attrs::{dedup_attributes, dedup_attributes_into};
 pub use attrs::{value_type, REDACTED};
 use builder::{Capacity, Origin, RowParts, SpanBatchBuilder};
+pub use origin::{store_batch_schema, to_span_schema, ORIGIN_COLUMNS};
 use rejections::Rejections;
 
 /// Where and when a request was received.
@@ -51,7 +53,8 @@ pub struct IngestContext {
 /// The result of converting one request.
 #[derive(Debug, Clone)]
 pub struct Converted {
-    /// Accepted spans; schema is exactly [`span_schema`].
+    /// Accepted spans; schema is exactly [`span_schema`] ([`store_batch_schema`] from
+    /// [`convert_request_for_store`]).
     pub batch: RecordBatch,
     /// Number of spans in `batch`.
     pub accepted: usize,
@@ -118,6 +121,21 @@ pub fn convert_request(req: &ExportTraceServiceRequest, ctx: &IngestContext) -> 
 /// With `u64::MAX` (a request admitted earlier, converted after its answer) nothing is
 /// estimated.
 pub fn convert_request_bounded(
+    req: &ExportTraceServiceRequest,
+    ctx: &IngestContext,
+    max_converted_bytes: u64,
+) -> Result<Converted, ConvertError> {
+    let mut converted = convert_request_for_store(req, ctx, max_converted_bytes)?;
+    converted.batch =
+        to_span_schema(converted.batch).map_err(|e| ConvertError::Builder(e.to_string()))?;
+    Ok(converted)
+}
+
+/// [`convert_request_bounded`] for the store's Parquet writer: the batch keeps the origin
+/// columns as dictionaries, one value per scope ([`store_batch_schema`]). parquet-rs writes them
+/// into the plain string columns of [`span_schema`] value by value, so the files are the same; the
+/// copy of every resource's and scope's text into every row is saved.
+pub fn convert_request_for_store(
     req: &ExportTraceServiceRequest,
     ctx: &IngestContext,
     max_converted_bytes: u64,
@@ -192,14 +210,7 @@ fn span_count(req: &ExportTraceServiceRequest) -> usize {
 fn capacity(req: &ExportTraceServiceRequest) -> Capacity {
     let mut cap = Capacity::default();
     for rs in &req.resource_spans {
-        // JSON text of the attributes: about their encoded size and the names of the value types
-        let json =
-            |attrs: &[KeyValue]| 2 + attrs.iter().map(|kv| kv.encoded_len() + 24).sum::<usize>();
-        let resource = rs.resource.as_ref().map_or(2, |r| json(&r.attributes));
-        cap.resource_json_bytes = cap.resource_json_bytes.max(resource);
         for ss in &rs.scope_spans {
-            let scope = ss.scope.as_ref().map_or(2, |s| json(&s.attributes));
-            cap.scope_json_bytes = cap.scope_json_bytes.max(scope);
             let spans = ss.spans.len();
             cap.rows += spans;
             cap.span_entries += ss.spans.iter().map(|s| s.attributes.len()).sum::<usize>();
@@ -301,6 +312,7 @@ fn convert_unbounded(
                 scope_dropped: scope.map_or(0, |s| s.dropped_attributes_count),
                 scope_schema_url: &ss.schema_url,
             };
+            builder.begin_origin(&origin, &ctx.source);
             let scope_markers = engine.scope_markers(origin.scope_name);
             for (index, span) in ss.spans.iter().enumerate() {
                 if let Some(reason) = validate::rejection_reason(span) {
@@ -357,13 +369,7 @@ fn convert_unbounded(
                     dialects: &dialects,
                     redact: ctx.redact_content,
                 };
-                builder.append(
-                    span,
-                    &origin,
-                    &parts,
-                    ctx.received_at_unix_nano,
-                    &ctx.source,
-                );
+                builder.append(span, &origin, &parts, ctx.received_at_unix_nano);
             }
         }
     }

@@ -17,7 +17,7 @@
 
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
-use schemas::convert::{convert_request_bounded, IngestContext};
+use schemas::convert::{convert_request_for_store, IngestContext};
 
 use crate::receive::decompress::{decompress_capped, Encoding};
 use crate::receive::otlp_wire::Format;
@@ -144,7 +144,9 @@ impl RequestRecord<'_> {
         }))
     }
 
-    /// The rows the request converts to (the same rows conversion before the answer gives).
+    /// The rows the request converts to (the same rows conversion before the answer gives), for
+    /// the store's writer: origin columns as dictionaries
+    /// ([`schemas::convert::store_batch_schema`]).
     pub fn convert(&self) -> Result<RecordBatch, RecordError> {
         #[cfg(feature = "failpoints")]
         fail::fail_point!("record::convert", |_| Err(RecordError::Convert(
@@ -163,7 +165,7 @@ impl RequestRecord<'_> {
         .map_err(|e| RecordError::Request(e.to_string()))?;
         drop(plain);
         // Its size was checked against --max-converted-bytes before it was acknowledged.
-        convert_request_bounded(&request, &self.ctx, u64::MAX)
+        convert_request_for_store(&request, &self.ctx, u64::MAX)
             .map(|c| c.batch)
             .map_err(|e| RecordError::Convert(e.to_string()))
     }
@@ -174,15 +176,22 @@ pub fn is_request(payload: &[u8]) -> bool {
     payload.starts_with(MAGIC)
 }
 
-/// The batches of a WAL record, whichever its kind (one in practice; none for an empty record).
+/// The batches of a WAL record, whichever its kind (one in practice; none for an empty record),
+/// in the canonical [`schemas::span_schema`]: for readers of the WAL beside the store.
 pub fn decode(payload: &[u8]) -> Result<Vec<RecordBatch>, RecordError> {
     match RequestRecord::parse(payload)? {
-        Some(request) => Ok(vec![request.convert()?]),
+        Some(request) => {
+            let batch = schemas::convert::to_span_schema(request.convert()?)
+                .map_err(|e| RecordError::Convert(e.to_string()))?;
+            Ok(vec![batch])
+        }
         None => Ok(ipc::decode(payload)?),
     }
 }
 
-/// The one batch of a WAL record, whichever its kind; `None` when it holds no rows.
+/// The one batch of a WAL record, whichever its kind; `None` when it holds no rows. A request
+/// record's batch is [`RequestRecord::convert`]'s, for the store's writer
+/// ([`schemas::convert::store_batch_schema`]).
 pub fn decode_one(payload: &[u8]) -> Result<Option<RecordBatch>, RecordError> {
     match RequestRecord::parse(payload)? {
         Some(request) => Ok(Some(request.convert()?)),
@@ -254,9 +263,13 @@ mod tests {
             let payload = record.encode();
             assert!(is_request(&payload));
             assert_eq!(RequestRecord::parse(&payload).unwrap(), Some(record));
+            // The writer's rows keep the origin columns as dictionaries; readers get the
+            // canonical rows.
             let rows = decode_one(&payload).unwrap().unwrap();
-            assert_eq!(rows, direct(&req), "{format:?} {encoding:?}");
-            assert_eq!(decode(&payload).unwrap(), vec![rows]);
+            assert_eq!(rows.schema(), schemas::convert::store_batch_schema());
+            let canonical = schemas::convert::to_span_schema(rows).unwrap();
+            assert_eq!(canonical, direct(&req), "{format:?} {encoding:?}");
+            assert_eq!(decode(&payload).unwrap(), vec![canonical]);
         }
     }
 
