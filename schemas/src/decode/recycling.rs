@@ -537,57 +537,70 @@ fn key_value(kv: &mut KeyValue, mut buf: &[u8], depth: u32) -> Result<()> {
     Ok(())
 }
 
-/// The `value` oneof: the last field sent wins, as in prost. A string value reuses the string
-/// the slot held before; a second array or key/value list in one value goes to prost (it
-/// merges the two).
+/// The `value` oneof: the last field sent wins, as in prost. A string (or bytes) value is
+/// decoded into the string the slot already holds, in place, rather than moving the oneof out
+/// of the slot and back for every value (BENCHMARKS.md, session 43). A second array or
+/// key/value list in one value goes to prost (it merges the two).
 fn any_value(v: &mut AnyValue, mut buf: &[u8], depth: u32) -> Result<()> {
-    let mut previous = v.value.take();
+    let mut seen = false;
     let mut nested_seen = false;
     while !buf.is_empty() {
         let (tag, wt) = key(&mut buf)?;
-        let value = match tag {
+        match tag {
             1 => {
                 let body = len(wt, &mut buf)?;
-                let mut text = match v.value.take().or_else(|| previous.take()) {
-                    Some(Value::StringValue(s)) => s,
-                    _ => String::new(),
-                };
-                string(&mut text, body)?;
-                Value::StringValue(text)
+                match &mut v.value {
+                    Some(Value::StringValue(text)) => string(text, body)?,
+                    other => {
+                        let mut text = String::new();
+                        string(&mut text, body)?;
+                        *other = Some(Value::StringValue(text));
+                    }
+                }
             }
-            2 => Value::BoolValue(varint_field(wt, &mut buf)? != 0),
-            3 => Value::IntValue(varint_field(wt, &mut buf)? as i64),
-            4 => Value::DoubleValue(f64::from_bits(fixed64(wt, &mut buf)?)),
+            2 => v.value = Some(Value::BoolValue(varint_field(wt, &mut buf)? != 0)),
+            3 => v.value = Some(Value::IntValue(varint_field(wt, &mut buf)? as i64)),
+            4 => v.value = Some(Value::DoubleValue(f64::from_bits(fixed64(wt, &mut buf)?))),
             5 => {
                 let body = len(wt, &mut buf)?;
                 once(&mut nested_seen)?;
                 let mut array = ArrayValue::default();
                 array_value(&mut array, body, deeper(depth)?)?;
-                Value::ArrayValue(array)
+                v.value = Some(Value::ArrayValue(array));
             }
             6 => {
                 let body = len(wt, &mut buf)?;
                 once(&mut nested_seen)?;
                 let mut list = KeyValueList::default();
                 key_value_list(&mut list, body, deeper(depth)?)?;
-                Value::KvlistValue(list)
+                v.value = Some(Value::KvlistValue(list));
             }
             7 => {
                 let body = len(wt, &mut buf)?;
-                let mut data = match v.value.take().or_else(|| previous.take()) {
-                    Some(Value::BytesValue(b)) => b,
-                    _ => Vec::new(),
-                };
-                bytes(&mut data, body);
-                Value::BytesValue(data)
+                match &mut v.value {
+                    Some(Value::BytesValue(data)) => bytes(data, body),
+                    other => {
+                        let mut data = Vec::new();
+                        bytes(&mut data, body);
+                        *other = Some(Value::BytesValue(data));
+                    }
+                }
             }
-            8 => Value::StringValueStrindex(varint_field(wt, &mut buf)? as i32),
+            8 => {
+                v.value = Some(Value::StringValueStrindex(
+                    varint_field(wt, &mut buf)? as i32
+                ))
+            }
             _ => {
                 skip(wt, &mut buf)?;
                 continue;
             }
-        };
-        v.value = Some(value);
+        }
+        seen = true;
+    }
+    if !seen {
+        // The slot's value from the previous request is not this one's.
+        v.value = None;
     }
     Ok(())
 }
