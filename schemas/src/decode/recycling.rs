@@ -698,6 +698,13 @@ fn varint(buf: &mut &[u8]) -> Result<u64> {
         *buf = &buf[1..];
         return Ok(u64::from(first));
     }
+    // Two bytes: lengths of 128 B to 16 KiB (attribute values, spans, scopes) skip the loop.
+    if let Some(&second) = buf.get(1) {
+        if second < 0x80 {
+            *buf = &buf[2..];
+            return Ok(u64::from(first & 0x7f) | (u64::from(second) << 7));
+        }
+    }
     let mut value = 0u64;
     for i in 0..10 {
         let b = *buf.get(i).ok_or(Unsupported)?;
