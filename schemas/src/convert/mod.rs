@@ -20,6 +20,7 @@ mod nested;
 mod null_runs;
 mod origin;
 mod rejections;
+mod shape_order;
 mod validate;
 
 use arrow::record_batch::RecordBatch;
@@ -36,6 +37,7 @@ pub use attrs::{value_type, REDACTED};
 use builder::{Capacity, Origin, RowParts, SpanBatchBuilder};
 pub use origin::{store_batch_schema, to_span_schema, ORIGIN_COLUMNS};
 use rejections::Rejections;
+use shape_order::ShapeOrder;
 
 /// Where and when a request was received.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -288,6 +290,7 @@ fn convert_unbounded(
     let mut present_facts: Vec<KeyFacts> = Vec::new();
     let mut dialects: Vec<&'static str> = Vec::new();
     let mut split = content::Split::new();
+    let mut shape_order = ShapeOrder::default();
 
     for rs in &req.resource_spans {
         let resource_attrs = rs.resource.as_ref().map_or(&empty, |r| &r.attributes);
@@ -314,11 +317,14 @@ fn convert_unbounded(
             };
             builder.begin_origin(&origin, &ctx.source);
             let scope_markers = engine.scope_markers(origin.scope_name);
-            for (index, span) in ss.spans.iter().enumerate() {
-                if let Some(reason) = validate::rejection_reason(span) {
-                    rejections.note(index, origin.scope_name, &reason);
-                    continue;
+            let order = shape_order.arrange(&ss.spans, |index, span| {
+                let reason = validate::rejection_reason(span);
+                if let Some(reason) = &reason {
+                    rejections.note(index, origin.scope_name, reason);
                 }
+                reason.is_some()
+            });
+            for span in order.iter().map(|&i| &ss.spans[i as usize]) {
                 dedup_attributes_into(&span.attributes, &mut attrs);
                 facts.clear();
                 facts.extend(attrs.iter().map(|(k, _)| keys.get(engine, k)));
