@@ -6,10 +6,11 @@
 //! `tools/call`, `chat`, ...), so in input order every sparse column alternates between value
 //! and null from row to row. The Parquet writer encodes a column's definition levels as runs:
 //! an alternating column costs it one bit-packed level per row, a column whose nulls come in
-//! one run costs one run. Grouping a scope's spans by their operation (span kind and the first
-//! word of the name) turns each sparse column's levels into a few long runs (callgrind,
-//! `request_path 20 1000 parquet`, BENCHMARKS.md session 45) and its nulls into one
-//! `append_nulls` in the converter.
+//! one run costs one run. Grouping a scope's spans by their shape (span kind, the first word of
+//! the name, and the number of attributes: a `chat` span with its prompt and completion has more
+//! than one without, a failed tool call more than a successful one) turns each sparse column's
+//! levels into a few long runs (callgrind, `request_path 20 1000 parquet`, BENCHMARKS.md
+//! session 45) and its nulls into one `append_nulls` in the converter.
 //!
 //! A store is a set of spans, not a sequence: no reader relies on the row order inside a file
 //! (the analyzer orders rows by start time, queries say `ORDER BY`). The order is a function
@@ -20,8 +21,9 @@
 use opentelemetry_proto::tonic::trace::v1::Span;
 
 /// Distinct shapes told apart in one scope; spans of any further shape form one last group,
-/// in input order (a scope whose span names are all different is left almost as it came).
-const MAX_SHAPES: usize = 16;
+/// in input order (a scope whose spans all differ is left almost as it came). Each span looks
+/// its shape up among those seen, so this also bounds the work per span.
+const MAX_SHAPES: usize = 32;
 
 /// Marks a rejected span: it gets no row.
 const REJECTED: u8 = u8::MAX;
@@ -46,7 +48,7 @@ impl ShapeOrder {
     ) -> &[u32] {
         self.groups.clear();
         self.order.clear();
-        let mut shapes: [(i32, &[u8]); MAX_SHAPES] = [(0, &[]); MAX_SHAPES];
+        let mut shapes: [(i32, usize, &[u8]); MAX_SHAPES] = [(0, 0, &[]); MAX_SHAPES];
         let mut known = 0usize;
         let mut counts = [0u32; MAX_SHAPES + 1];
         for (index, span) in spans.iter().enumerate() {
@@ -54,7 +56,7 @@ impl ShapeOrder {
                 self.groups.push(REJECTED);
                 continue;
             }
-            let shape = (span.kind, operation(&span.name));
+            let shape = (span.kind, span.attributes.len(), operation(&span.name));
             let group = match shapes[..known].iter().position(|s| *s == shape) {
                 Some(g) => g,
                 None if known < MAX_SHAPES => {
@@ -135,6 +137,20 @@ mod tests {
         ];
         let (order, _) = arranged(&spans, &[]);
         assert_eq!(order, [0, 1, 4, 2, 5, 3, 6, 7]);
+    }
+
+    #[test]
+    fn spans_with_more_attributes_form_their_own_group() {
+        let mut with_content = span("chat gpt-4o", 3);
+        with_content.attributes = vec![Default::default(); 2];
+        let spans = [
+            span("chat gpt-4o", 3),
+            with_content.clone(),
+            span("chat gpt-4o", 3),
+            with_content,
+        ];
+        let (order, _) = arranged(&spans, &[]);
+        assert_eq!(order, [0, 2, 1, 3]);
     }
 
     #[test]
