@@ -539,7 +539,7 @@ fn key_value(kv: &mut KeyValue, mut buf: &[u8], depth: u32) -> Result<()> {
 
 /// The `value` oneof: the last field sent wins, as in prost. A string (or bytes) value is
 /// decoded into the string the slot already holds, in place, rather than moving the oneof out
-/// of the slot and back for every value (BENCHMARKS.md, session 43). A second array or
+/// of the slot and back for every value (BENCHMARKS.md, sessions 43 and 44). A second array or
 /// key/value list in one value goes to prost (it merges the two).
 fn any_value(v: &mut AnyValue, mut buf: &[u8], depth: u32) -> Result<()> {
     let mut seen = false;

@@ -106,7 +106,7 @@ pub fn ctx() -> IngestContext {
 
 /// Normalises what OTLP does not distinguish (absent vs empty messages, attribute order, the
 /// order of a scope's spans, empty groups) so two requests carrying the same spans compare equal.
-/// (The converter groups a scope's spans by operation: `convert::shape_order`.)
+/// (The converter groups a scope's spans by shape: `convert::shape_order`.)
 pub fn normalize(mut req: ExportTraceServiceRequest) -> ExportTraceServiceRequest {
     fn kvs(list: &mut [opentelemetry_proto::tonic::common::v1::KeyValue]) {
         for kv in list.iter_mut() {
