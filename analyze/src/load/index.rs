@@ -10,10 +10,13 @@
 //! arrive, and the tasks' results are merged (not five DataFusion hash
 //! aggregates, one scan each: those held 700+ MiB at 10M spans, pages the allocator then kept
 //! for the rest of the run). The state is held in the memory pool (`--memory-limit`); the rows
-//! never become `SpanRow`s. The store's MCP tool catalog (`tools/list` results, a few spans) is
-//! read by a second scan of the five columns the catalog uses: it is the whole store's,
-//! whichever window a call falls in; so are the guardrails' decisions by tool (which tools a
-//! guardrail guards, for TL016).
+//! never become `SpanRow`s. The same scan reads the store's MCP tool catalog (`tools/list`
+//! results, and the annotated definitions models were shown): the rows with tool definitions
+//! (7.5% of the benchmark store's) become `SpanRow`s of the five columns the catalog uses,
+//! folded into each task's [`CatalogBuilder`]. The catalog is the whole store's, whichever window
+//! a call falls in; so are the guardrails' decisions by tool (which tools a guardrail guards,
+//! for TL016). Until session 46 the catalog was a second scan: every file of the store opened
+//! and its footer parsed twice, and the ids and start times decoded twice.
 
 use std::hash::BuildHasher;
 use std::path::Path;
@@ -234,7 +237,6 @@ async fn index_once(
     // ever alive (DataFusion's hash aggregates held 700+ MiB at 10M spans, and the allocator kept
     // those pages for the rest of the run).
     let light = df
-        .clone()
         .select(vec![
             col(c::TRACE_ID),
             col(c::START_TIME_UNIX_NANO),
@@ -245,6 +247,10 @@ async fn index_once(
             col(c::GUARDRAIL_NAME),
             col(c::GUARDRAIL_DECISION).is_not_null().alias("decided"),
             col(c::GEN_AI_TOOL_NAME),
+            // the catalog's (`CATALOG_AT`)
+            col(c::SPAN_ID),
+            col(c::GEN_AI_OPERATION_NAME),
+            col(c::TOOL_DEFINITIONS),
         ])
         .map_err(scan_err)?;
     let streams = light.execute_stream_partitioned().await.map_err(scan_err)?;
@@ -278,6 +284,8 @@ async fn index_once(
         traces,
         partitions,
         guardrails,
+        catalog,
+        ..
     } = acc;
     if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
         let (runs, dir) = traces.spilled();
@@ -301,22 +309,6 @@ async fn index_once(
         })
         .collect();
     partitions.sort_unstable_by(|a, b| (&a.date, a.hour).cmp(&(&b.date, b.hour)));
-    // Every span with tool definitions: listings, and model calls, whose definitions count only
-    // where they show a tool's MCP annotations (`CatalogBuilder::add`); only the columns the
-    // catalog reads are decoded.
-    let defs = df
-        .filter(col(c::TOOL_DEFINITIONS).is_not_null())
-        .and_then(|d| d.select_columns(CATALOG_COLUMNS))
-        .map_err(scan_err)?;
-    let mut catalog = CatalogBuilder::default();
-    let mut reader = RowReader::default();
-    let mut stream = defs.execute_stream().await.map_err(scan_err)?;
-    let mut rows: Vec<SpanRow> = Vec::new();
-    while let Some(batch) = stream.next().await {
-        rows.clear();
-        reader.append(&batch.map_err(scan_err)?, &mut rows)?;
-        rows.iter().for_each(|s| catalog.add(s));
-    }
     Ok((
         traces,
         partitions,
@@ -326,14 +318,9 @@ async fn index_once(
     ))
 }
 
-/// What [`CatalogBuilder::add`] reads of a span.
-const CATALOG_COLUMNS: &[&str] = &[
-    c::TRACE_ID,
-    c::SPAN_ID,
-    c::START_TIME_UNIX_NANO,
-    c::GEN_AI_OPERATION_NAME,
-    c::TOOL_DEFINITIONS,
-];
+/// Where the columns [`CatalogBuilder::add`] reads of a span (trace and span id, start,
+/// operation, tool definitions) are in the light projection of `index_once`.
+const CATALOG_AT: [usize; 5] = [0, 9, 1, 10, 11];
 
 /// The hash of a conversation id as pass 1 links traces by it (never [`NO_CONVERSATION`]).
 fn conversation_hash(hasher: &impl BuildHasher, id: &str) -> u64 {
@@ -350,6 +337,14 @@ struct Pass1 {
     traces: ExtentRuns,
     partitions: std::collections::HashMap<(String, i32), (i64, i64), Fast>,
     guardrails: GuardrailFacts,
+    /// The tool definitions of the spans seen so far (order does not matter: the latest
+    /// listing of a tool wins by its place in the store's order).
+    catalog: CatalogBuilder,
+    /// Turns the rows with tool definitions into `SpanRow`s (its interner shares the strings
+    /// a catalog repeats on every model call).
+    reader: RowReader,
+    /// The rows of the batch being folded, reused.
+    listed: Vec<SpanRow>,
 }
 
 impl Pass1 {
@@ -417,6 +412,23 @@ impl Pass1 {
                     .add(name.get(i), decided.value(i), tool.get(i));
             }
         }
+        self.add_listings(batch)
+    }
+
+    /// Folds the tool definitions of `batch`'s rows that carry any into the catalog; only
+    /// those rows become `SpanRow`s.
+    fn add_listings(&mut self, batch: &RecordBatch) -> Result<(), DataFusionError> {
+        let defs = batch.column(CATALOG_AT[4]);
+        if defs.null_count() == defs.len() {
+            return Ok(());
+        }
+        let mask = arrow::compute::is_not_null(defs)?;
+        let listed = arrow::compute::filter_record_batch(&batch.project(&CATALOG_AT)?, &mask)?;
+        self.listed.clear();
+        self.reader
+            .append(&listed, &mut self.listed)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        self.listed.iter().for_each(|s| self.catalog.add(s));
         Ok(())
     }
 
@@ -434,6 +446,7 @@ impl Pass1 {
         }
         self.guardrails.any_decision |= o.guardrails.any_decision;
         self.guardrails.decided_on.extend(o.guardrails.decided_on);
+        self.catalog.merge(o.catalog);
     }
 }
 
@@ -481,7 +494,7 @@ mod tests {
     use arrow::datatypes::{Field, Schema};
 
     /// A batch of the light projection: (trace byte, start, end, date, hour, conversation,
-    /// guardrail, decided, tool) per row.
+    /// guardrail, decided, tool) per row, then the catalog's columns (no definitions).
     #[allow(clippy::type_complexity)]
     fn batch(
         rows: &[(
@@ -508,6 +521,10 @@ mod tests {
             f("guardrail", DataType::Utf8),
             f("decided", DataType::Boolean),
             f("tool", DataType::Utf8),
+            f("span_id", DataType::Binary),
+            f("op", DataType::Utf8),
+            // no row here lists tools: `CatalogBuilder::merge` has its own test
+            f("tool_definitions", DataType::Utf8),
         ]);
         RecordBatch::try_new(
             Arc::new(schema),
@@ -521,6 +538,9 @@ mod tests {
                 Arc::new(rows.iter().map(|r| r.6).collect::<StringArray>()),
                 Arc::new(BooleanArray::from_iter(rows.iter().map(|r| Some(r.7)))),
                 Arc::new(rows.iter().map(|r| r.8).collect::<StringArray>()),
+                Arc::new(BinaryArray::from_iter_values(ids.iter())),
+                arrow::array::new_null_array(&DataType::Utf8, rows.len()),
+                arrow::array::new_null_array(&DataType::Utf8, rows.len()),
             ],
         )
         .unwrap()
@@ -579,6 +599,7 @@ mod tests {
                 traces,
                 partitions,
                 guardrails,
+                ..
             } = acc;
             let (traces, conversations) = traces.finish().unwrap();
             let extent = |id: u8| {

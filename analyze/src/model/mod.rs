@@ -24,7 +24,6 @@ pub use stitch::{Orphan, OrphanMatch};
 #[derive(Debug, Default)]
 pub struct Model {
     pub spans: Vec<SpanRow>,
-    index: HashMap<(TraceId, SpanId), usize, foldhash::fast::RandomState>,
     /// In-store parent (same trace).
     pub parent: Vec<Option<usize>>,
     pub children: Vec<Vec<usize>>,
@@ -63,33 +62,18 @@ impl Model {
         // A span exported twice (retry after a lost ack) is kept once.
         spans.dedup_by(|b, a| a.trace_id == b.trace_id && a.span_id == b.span_id);
         let demoted = transport::demote_transport_spans(&mut spans);
-        let n = spans.len();
-        let mut index = HashMap::with_capacity_and_hasher(n, Default::default());
-        for (i, s) in spans.iter().enumerate() {
-            index.entry((s.trace_id, s.span_id)).or_insert(i);
-        }
-        let mut parent = vec![None; n];
-        let mut children = vec![Vec::new(); n];
         let mut by_trace: HashMap<TraceId, Vec<usize>, foldhash::fast::RandomState> =
             HashMap::default();
         for (i, s) in spans.iter().enumerate() {
-            if let Some(p) = s.parent_span_id {
-                if let Some(&pi) = index.get(&(s.trace_id, p)) {
-                    if pi != i {
-                        parent[i] = Some(pi);
-                        children[pi].push(i);
-                    }
-                }
-            }
             by_trace.entry(s.trace_id).or_default().push(i);
         }
         let traces: BTreeMap<TraceId, Vec<usize>> = by_trace.into_iter().collect();
+        let (parent, children) = link_parents(&spans, &traces);
         let mut demoted = demoted;
         demoted.extend(server_tools::promote(&mut spans, &parent));
         let roles = roles::assign(&spans, &parent);
         let mut model = Self {
             spans,
-            index,
             parent,
             children,
             traces,
@@ -251,8 +235,14 @@ impl Model {
         }
     }
 
+    /// The span `span` of trace `trace` (its earliest copy, should it be in the store twice
+    /// with different start times).
     pub fn index_of(&self, trace: TraceId, span: SpanId) -> Option<usize> {
-        self.index.get(&(trace, span)).copied()
+        self.traces
+            .get(&trace)?
+            .iter()
+            .copied()
+            .find(|&i| self.spans[i].span_id == span)
     }
 
     /// The conversation a call belongs to: its anchor's, else any member's.
@@ -344,6 +334,38 @@ impl Model {
 /// from its part to its place: rows are a few hundred bytes, and a comparison sort moving them
 /// was a tenth of a 1M-span `check`. The keys are (start, load position), 16 bytes compared as
 /// integers; the few runs of spans that start in the same nanosecond are then put in id order.
+/// Each span's in-store parent (same trace, the earliest span with the parent's id) and each
+/// span's children in start order, resolved trace by trace: one sort of a trace's span ids,
+/// not a store-wide map by (trace, span) (a window's 250,000 entries, each insert and lookup a
+/// cache miss: the largest part of building the model, BENCHMARKS.md session 46).
+fn link_parents(
+    spans: &[SpanRow],
+    traces: &BTreeMap<TraceId, Vec<usize>>,
+) -> (Vec<Option<usize>>, Vec<Vec<usize>>) {
+    let mut parent = vec![None; spans.len()];
+    let mut children = vec![Vec::new(); spans.len()];
+    let mut ids: Vec<(SpanId, usize)> = Vec::new();
+    for members in traces.values() {
+        ids.clear();
+        ids.extend(members.iter().map(|&i| (spans[i].span_id, i)));
+        // By id, then by position: the first entry of an id is its earliest span.
+        ids.sort_unstable();
+        for &i in members {
+            let Some(p) = spans[i].parent_span_id else {
+                continue;
+            };
+            let at = ids.partition_point(|(id, _)| *id < p);
+            if let Some(&(id, pi)) = ids.get(at) {
+                if id == p && pi != i {
+                    parent[i] = Some(pi);
+                    children[pi].push(i);
+                }
+            }
+        }
+    }
+    (parent, children)
+}
+
 fn gather_by_start(mut parts: Vec<Vec<Option<SpanRow>>>) -> Vec<SpanRow> {
     let total = parts.iter().map(Vec::len).sum();
     // Load position -> (part, index in part); positions ascend in load order.
@@ -424,6 +446,41 @@ mod tests {
 
     fn key(s: &SpanRow) -> (i64, TraceId, SpanId, String) {
         (s.start_ns, s.trace_id, s.span_id, s.name.to_string())
+    }
+
+    #[test]
+    fn parents_are_found_in_their_own_trace_and_a_twice_stored_id_means_its_earliest_copy() {
+        let child = |start, trace, span, parent: u8, name| SpanRow {
+            parent_span_id: Some(SpanId([parent; 8])),
+            ..row(start, trace, span, name)
+        };
+        let model = Model::build(vec![
+            row(10, 1, 1, "root"),
+            // span 1 of trace 1 again, later (re-exported with another start)
+            row(30, 1, 1, "root again"),
+            child(20, 1, 2, 1, "child"),
+            child(25, 1, 3, 1, "second child"),
+            // same span ids in another trace: never linked across traces
+            child(15, 2, 2, 9, "orphan"),
+            child(16, 2, 4, 4, "own parent"),
+            row(5, 2, 1, "other root"),
+        ]);
+        let at = |trace: u8, span: u8| model.index_of(TraceId([trace; 16]), SpanId([span; 8]));
+        let name = |i: Option<usize>| i.map(|i| model.spans[i].name.to_string());
+        assert_eq!(name(at(1, 1)), Some("root".into()));
+        assert_eq!(name(at(2, 1)), Some("other root".into()));
+        assert_eq!(at(3, 1), None);
+        let parent = |trace, span| name(model.parent[at(trace, span).unwrap()]);
+        assert_eq!(parent(1, 2), Some("root".into()));
+        assert_eq!(parent(1, 3), Some("root".into()));
+        assert_eq!(parent(2, 2), None);
+        assert_eq!(parent(2, 4), None);
+        let root = at(1, 1).unwrap();
+        let kids: Vec<_> = model.children[root]
+            .iter()
+            .map(|&c| name(Some(c)))
+            .collect();
+        assert_eq!(kids, [Some("child".into()), Some("second child".into())]);
     }
 
     #[test]

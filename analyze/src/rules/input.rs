@@ -181,6 +181,20 @@ impl CatalogBuilder {
         }
     }
 
+    /// Folds `other` (built from other spans) in: the result is the builder of both span sets.
+    pub fn merge(&mut self, other: CatalogBuilder) {
+        for (key, def) in other.tools.into_values() {
+            keep_latest(&mut self.tools, key, &def);
+        }
+        for (key, def) in other.shown.into_values() {
+            keep_latest(&mut self.shown, key, &def);
+        }
+        for (name, key) in other.summarized {
+            let k = self.summarized.entry(name).or_insert(key);
+            *k = (*k).max(key);
+        }
+    }
+
     pub fn build(mut self) -> Catalog {
         let mut shown_only = BTreeSet::new();
         for (name, (key, mut def)) in std::mem::take(&mut self.shown) {
@@ -464,5 +478,79 @@ tags = ["exfiltration", "private-data"]
         );
         assert!(input.has_tag("crm/export_service_records", "exfiltration"));
         assert!(!input.has_tag("raise_parts_order", "exfiltration"));
+    }
+
+    /// A span at `start` (also its ids) listing `defs`: (name, description, with an input
+    /// schema digest, annotated); `op` is its operation (`chat` shows tools to a model).
+    fn listing(start: u8, op: Option<&str>, defs: &[(&str, &str, bool, bool)]) -> SpanRow {
+        SpanRow {
+            trace_id: TraceId([start; 16]),
+            span_id: SpanId([start; 8]),
+            start_ns: i64::from(start),
+            operation_name: op.map(Sym::from),
+            tool_definitions: Some(
+                defs.iter()
+                    .map(|&(name, description, digest, annotated)| ToolDef {
+                        name: Sym::from(name),
+                        description: Some(Sym::from(description)),
+                        input_schema_digest: digest.then(|| Sym::from("d")),
+                        read_only_hint: annotated.then_some(true),
+                        ..ToolDef::default()
+                    })
+                    .collect(),
+            ),
+            ..SpanRow::default()
+        }
+    }
+
+    #[test]
+    fn builders_of_parts_merge_into_the_builder_of_the_whole() {
+        // Later listings redefine tools, one shows a tool only to a model, one lists a tool
+        // only in summary (no input schema), and the same span comes twice (re-exported).
+        let spans = [
+            listing(
+                3,
+                None,
+                &[("a", "a v1", true, false), ("b", "b v1", true, true)],
+            ),
+            listing(
+                5,
+                Some("chat"),
+                &[("c", "shown", true, true), ("a", "x", true, true)],
+            ),
+            listing(
+                7,
+                None,
+                &[("a", "a v2", true, false), ("s", "summary", false, false)],
+            ),
+            listing(
+                2,
+                None,
+                &[("b", "b v0", true, false), ("s", "old", false, false)],
+            ),
+            listing(9, Some("chat"), &[("c", "shown later", true, true)]),
+            listing(
+                7,
+                None,
+                &[("a", "a v2", true, false), ("s", "summary", false, false)],
+            ),
+        ];
+        let whole = format!("{:?}", Catalog::from_spans(&spans));
+        assert!(
+            whole.contains("a v2") && whole.contains("shown later"),
+            "{whole}"
+        );
+        for cut in 0..=spans.len() {
+            for flip in [false, true] {
+                let (mut x, mut y) = (CatalogBuilder::default(), CatalogBuilder::default());
+                spans[..cut].iter().for_each(|s| x.add(s));
+                spans[cut..].iter().for_each(|s| y.add(s));
+                if flip {
+                    std::mem::swap(&mut x, &mut y);
+                }
+                x.merge(y);
+                assert_eq!(format!("{:?}", x.build()), whole, "cut {cut} flip {flip}");
+            }
+        }
     }
 }
