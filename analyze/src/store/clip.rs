@@ -54,6 +54,8 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use schemas::schema::{col, value};
 
+use super::clip_memo::{ClippedSchema, SCHEMAS};
+
 /// One narrowing: in column `column`, the struct reached through `via` (struct field names;
 /// map entries and list elements are stepped into on the way) keeps only the fields `keep`.
 #[derive(Debug, Clone, Copy)]
@@ -256,6 +258,69 @@ fn narrow_array(array: &ArrayRef, to: &DataType, via: &[&str]) -> Result<ArrayRe
 pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMetaData>> {
     let file = meta.file_metadata();
     let descr = file.schema_descr();
+    let stored_arrow = file
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|e| e.key == ARROW_SCHEMA_KEY))
+        .and_then(|e| e.value.as_deref());
+    // The schema's part is the same for every file of one schema: worked out once.
+    let Some(clipped) = SCHEMAS.clipped_schema(&descr.root_schema_ptr(), stored_arrow, || {
+        clip_schema(descr, file.key_value_metadata())
+    })?
+    else {
+        return Ok(None);
+    };
+    let ClippedSchema {
+        descr: new_descr,
+        kept,
+        arrow,
+    } = &*clipped;
+    let row_groups = meta
+        .row_groups()
+        .iter()
+        .map(|rg| clip_row_group(rg, new_descr, kept))
+        .collect::<ParquetResult<Vec<_>>>()?;
+    let key_value = file.key_value_metadata().map(|kv| {
+        kv.iter()
+            .map(|e| match arrow {
+                Some(clipped) if e.key == ARROW_SCHEMA_KEY => {
+                    KeyValue::new(ARROW_SCHEMA_KEY.to_string(), clipped.clone())
+                }
+                _ => e.clone(),
+            })
+            .collect()
+    });
+    let column_orders = file.column_orders().map(|orders| {
+        kept.iter()
+            .filter_map(|&i| orders.get(i).copied())
+            .collect()
+    });
+    let new_file = FileMetaData::new(
+        file.version(),
+        file.num_rows(),
+        file.created_by().map(str::to_string),
+        key_value,
+        Arc::clone(new_descr),
+        column_orders,
+    );
+    let builder = ParquetMetaDataBuilder::new(new_file)
+        .set_row_groups(row_groups)
+        .set_column_index(
+            meta.column_index()
+                .map(|ci| ci.iter().map(|g| keep(g, kept)).collect()),
+        )
+        .set_offset_index(
+            meta.offset_index()
+                .map(|oi| oi.iter().map(|g| keep(g, kept)).collect()),
+        );
+    Ok(Some(builder.build()))
+}
+
+/// What clipping makes of the schema `descr` (with the key/value metadata `kv`, whose Arrow
+/// schema is narrowed alike): `None` when the file has nothing to clip.
+fn clip_schema(
+    descr: &SchemaDescriptor,
+    kv: Option<&Vec<KeyValue>>,
+) -> ParquetResult<Option<ClippedSchema>> {
     let root = descr.root_schema();
     let mut changed = false;
     let mut fields = Vec::with_capacity(root.get_fields().len());
@@ -293,40 +358,18 @@ pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMeta
             "clipping nested columns left the footer inconsistent".into(),
         ));
     }
-
-    let row_groups = meta
-        .row_groups()
-        .iter()
-        .map(|rg| clip_row_group(rg, &new_descr, &kept))
-        .collect::<ParquetResult<Vec<_>>>()?;
-    let key_value = match file.key_value_metadata() {
-        Some(kv) => Some(clip_key_value(kv, descr)?),
-        None => None,
+    let arrow = match kv {
+        Some(kv) if kv.iter().any(|e| e.key == ARROW_SCHEMA_KEY) => {
+            let arrow = parquet_to_arrow_schema(descr, Some(kv))?;
+            Some(encode_arrow_schema(&analysis_schema(&arrow)))
+        }
+        _ => None,
     };
-    let column_orders = file.column_orders().map(|orders| {
-        kept.iter()
-            .filter_map(|&i| orders.get(i).copied())
-            .collect()
-    });
-    let new_file = FileMetaData::new(
-        file.version(),
-        file.num_rows(),
-        file.created_by().map(str::to_string),
-        key_value,
-        Arc::clone(&new_descr),
-        column_orders,
-    );
-    let builder = ParquetMetaDataBuilder::new(new_file)
-        .set_row_groups(row_groups)
-        .set_column_index(
-            meta.column_index()
-                .map(|ci| ci.iter().map(|g| keep(g, &kept)).collect()),
-        )
-        .set_offset_index(
-            meta.offset_index()
-                .map(|oi| oi.iter().map(|g| keep(g, &kept)).collect()),
-        );
-    Ok(Some(builder.build()))
+    Ok(Some(ClippedSchema {
+        descr: new_descr,
+        kept,
+        arrow,
+    }))
 }
 
 /// The entries of `per_leaf` at the indexes `kept`.
@@ -434,25 +477,6 @@ fn clip_row_group(
         b = b.set_file_offset(o);
     }
     b.build()
-}
-
-/// The footer's key/value metadata with the Arrow schema clipped like the Parquet schema.
-fn clip_key_value(kv: &[KeyValue], full: &SchemaDescriptor) -> ParquetResult<Vec<KeyValue>> {
-    if !kv.iter().any(|e| e.key == ARROW_SCHEMA_KEY) {
-        return Ok(kv.to_vec());
-    }
-    let arrow = parquet_to_arrow_schema(full, Some(&kv.to_vec()))?;
-    let clipped = encode_arrow_schema(&analysis_schema(&arrow));
-    Ok(kv
-        .iter()
-        .map(|e| {
-            if e.key == ARROW_SCHEMA_KEY {
-                KeyValue::new(ARROW_SCHEMA_KEY.to_string(), clipped.clone())
-            } else {
-                e.clone()
-            }
-        })
-        .collect())
 }
 
 /// A Parquet reader whose footer is [clipped](clip_metadata); data ranges pass through.

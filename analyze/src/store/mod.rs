@@ -14,6 +14,7 @@
 
 mod allowlist;
 pub mod clip;
+mod clip_memo;
 mod empty;
 pub mod filter;
 mod local_reads;
