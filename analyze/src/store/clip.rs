@@ -258,10 +258,12 @@ fn narrow_array(array: &ArrayRef, to: &DataType, via: &[&str]) -> Result<ArrayRe
 pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMetaData>> {
     let file = meta.file_metadata();
     let descr = file.schema_descr();
+    // The stored Arrow schema as the memo tells files apart: an entry without a value is not
+    // the same as no entry (the first is still rewritten below).
     let stored_arrow = file
         .key_value_metadata()
         .and_then(|kv| kv.iter().find(|e| e.key == ARROW_SCHEMA_KEY))
-        .and_then(|e| e.value.as_deref());
+        .map(|e| e.value.as_deref().unwrap_or_default());
     // The schema's part is the same for every file of one schema: worked out once.
     let Some(clipped) = SCHEMAS.clipped_schema(&descr.root_schema_ptr(), stored_arrow, || {
         clip_schema(descr, file.key_value_metadata())
