@@ -24,6 +24,8 @@ pub use stitch::{Orphan, OrphanMatch};
 #[derive(Debug, Default)]
 pub struct Model {
     pub spans: Vec<SpanRow>,
+    /// Every span as (trace, span id, position), sorted ([`Model::index_of`]).
+    by_id: SpanIndex,
     /// In-store parent (same trace).
     pub parent: Vec<Option<usize>>,
     pub children: Vec<Vec<usize>>,
@@ -68,12 +70,13 @@ impl Model {
             by_trace.entry(s.trace_id).or_default().push(i);
         }
         let traces: BTreeMap<TraceId, Vec<usize>> = by_trace.into_iter().collect();
-        let (parent, children) = link_parents(&spans, &traces);
+        let (parent, children, by_id) = link_parents(&spans, &traces);
         let mut demoted = demoted;
         demoted.extend(server_tools::promote(&mut spans, &parent));
         let roles = roles::assign(&spans, &parent);
         let mut model = Self {
             spans,
+            by_id,
             parent,
             children,
             traces,
@@ -238,11 +241,13 @@ impl Model {
     /// The span `span` of trace `trace` (its earliest copy, should it be in the store twice
     /// with different start times).
     pub fn index_of(&self, trace: TraceId, span: SpanId) -> Option<usize> {
-        self.traces
-            .get(&trace)?
-            .iter()
-            .copied()
-            .find(|&i| self.spans[i].span_id == span)
+        let at = self
+            .by_id
+            .partition_point(|&(t, s, _)| (t, s) < (trace, span));
+        self.by_id
+            .get(at)
+            .filter(|&&(t, s, _)| t == trace && s == span)
+            .map(|&(_, _, i)| i)
     }
 
     /// The conversation a call belongs to: its anchor's, else any member's.
@@ -329,33 +334,34 @@ impl Model {
     }
 }
 
-/// Orders spans by (start time, trace id, span id), the order every rule reads them in; among equal
-/// keys the load order (part, then position) is kept. Sorts small keys, then moves each row once
-/// from its part to its place: rows are a few hundred bytes, and a comparison sort moving them
-/// was a tenth of a 1M-span `check`. The keys are (start, load position), 16 bytes compared as
-/// integers; the few runs of spans that start in the same nanosecond are then put in id order.
-/// Each span's in-store parent (same trace, the earliest span with the parent's id) and each
-/// span's children in start order, resolved trace by trace: one sort of a trace's span ids,
+/// Every span of a model as (trace, span id, position), sorted.
+type SpanIndex = Vec<(TraceId, SpanId, usize)>;
+
+/// Each span's in-store parent (same trace, the earliest span with the parent's id), each
+/// span's children in start order, and every span as (trace, span id, position) sorted, the
+/// index [`Model::index_of`] searches. Resolved trace by trace: one sort of a trace's span ids,
 /// not a store-wide map by (trace, span) (a window's 250,000 entries, each insert and lookup a
-/// cache miss: the largest part of building the model, BENCHMARKS.md session 46).
+/// cache miss: the largest part of building the model, BENCHMARKS.md session 46). `traces` is in
+/// trace order, so the traces' sorted runs make one sorted index.
 fn link_parents(
     spans: &[SpanRow],
     traces: &BTreeMap<TraceId, Vec<usize>>,
-) -> (Vec<Option<usize>>, Vec<Vec<usize>>) {
+) -> (Vec<Option<usize>>, Vec<Vec<usize>>, SpanIndex) {
     let mut parent = vec![None; spans.len()];
     let mut children = vec![Vec::new(); spans.len()];
-    let mut ids: Vec<(SpanId, usize)> = Vec::new();
-    for members in traces.values() {
-        ids.clear();
-        ids.extend(members.iter().map(|&i| (spans[i].span_id, i)));
+    let mut by_id: SpanIndex = Vec::with_capacity(spans.len());
+    for (&trace, members) in traces {
+        let from = by_id.len();
+        by_id.extend(members.iter().map(|&i| (trace, spans[i].span_id, i)));
         // By id, then by position: the first entry of an id is its earliest span.
+        let ids = &mut by_id[from..];
         ids.sort_unstable();
         for &i in members {
             let Some(p) = spans[i].parent_span_id else {
                 continue;
             };
-            let at = ids.partition_point(|(id, _)| *id < p);
-            if let Some(&(id, pi)) = ids.get(at) {
+            let at = ids.partition_point(|&(_, id, _)| id < p);
+            if let Some(&(_, id, pi)) = ids.get(at) {
                 if id == p && pi != i {
                     parent[i] = Some(pi);
                     children[pi].push(i);
@@ -363,9 +369,14 @@ fn link_parents(
             }
         }
     }
-    (parent, children)
+    (parent, children, by_id)
 }
 
+/// Orders spans by (start time, trace id, span id), the order every rule reads them in; among equal
+/// keys the load order (part, then position) is kept. Sorts small keys, then moves each row once
+/// from its part to its place: rows are a few hundred bytes, and a comparison sort moving them
+/// was a tenth of a 1M-span `check`. The keys are (start, load position), 16 bytes compared as
+/// integers; the few runs of spans that start in the same nanosecond are then put in id order.
 fn gather_by_start(mut parts: Vec<Vec<Option<SpanRow>>>) -> Vec<SpanRow> {
     let total = parts.iter().map(Vec::len).sum();
     // Load position -> (part, index in part); positions ascend in load order.
