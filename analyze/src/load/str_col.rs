@@ -30,6 +30,14 @@ impl StrCol {
         })
     }
 
+    /// Whether every row is null (a batch's optional columns mostly are).
+    pub fn all_null(&self) -> bool {
+        match self {
+            Self::Offsets(a) => a.null_count() == a.len(),
+            Self::Views(a) => a.null_count() == a.len(),
+        }
+    }
+
     pub fn is_null(&self, i: usize) -> bool {
         match self {
             Self::Offsets(a) => a.is_null(i),
@@ -81,6 +89,16 @@ mod tests {
             StrCol::of(&(Arc::new(StringViewArray::from(vec!["x"])) as ArrayRef)).unwrap(),
             StrCol::Views(_)
         ));
+    }
+
+    #[test]
+    fn a_column_is_all_null_only_when_no_row_has_a_value() {
+        let nulls: ArrayRef = Arc::new(StringViewArray::from(vec![None::<&str>, None]));
+        assert!(StrCol::of(&nulls).unwrap().all_null());
+        let one: ArrayRef = Arc::new(StringArray::from(vec![None, Some("x")]));
+        assert!(!StrCol::of(&one).unwrap().all_null());
+        let empty: ArrayRef = Arc::new(StringArray::from(Vec::<Option<&str>>::new()));
+        assert!(StrCol::of(&empty).unwrap().all_null());
     }
 
     #[test]
