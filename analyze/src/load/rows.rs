@@ -81,7 +81,8 @@ struct Interner {
     raw: HashMap<u64, Vec<RawList>, foldhash::fast::RandomState>,
     /// Bytes held by `raw`, at most [`MAX_RAW_BYTES`].
     raw_bytes: usize,
-    /// Per string column of the batch being read, the value it interned last ([`Slot`]).
+    /// Per string column, by its place in [`STRING_READERS`], the value it interned last
+    /// ([`Slot`]); kept from batch to batch, whichever columns a batch leaves out.
     last: Vec<Option<Sym>>,
     /// Key lists with the registry attributes kept in typed columns added
     /// ([`Interner::with_in_columns`]), by (the map's key list, `attributes_in_columns`). The
@@ -228,6 +229,7 @@ type StrSet = fn(&mut SpanRow, &str, &mut Slot<'_>);
 /// lookup.
 struct Slot<'a> {
     interner: &'a mut Interner,
+    /// The column's place in [`STRING_READERS`].
     column: usize,
 }
 
