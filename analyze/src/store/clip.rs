@@ -14,6 +14,14 @@
 //! and the table the analyzer registers declares the same ([`analysis_schema`]), so no cast is
 //! needed. The column chunks themselves are untouched; the reader never fetches the others.
 //!
+//! The same footer also leaves out a file's top-level columns that hold no value at all
+//! ([`empty_columns`]: every row group's statistics count as many nulls as rows). DataFusion
+//! reads a column a file lacks as nulls, which is what the rows would have held, and the reader
+//! then neither decodes those pages nor creates their decompressor: parquet-rs makes a zstd
+//! compressor and decompressor for every column chunk it opens, and on a virtual machine each
+//! costs tens of microseconds of trapped `cpuid` (BENCHMARKS.md, session 41). Most stores have
+//! many such columns: the typed columns of conventions an instrumentation does not use.
+//!
 //! Only the analyzer's row scans use this shape ([`AnalysisFormat`]); `tripline query`, the MCP
 //! server, the log join (which rebuilds whole spans) and every external reader see the full
 //! columns.
@@ -251,10 +259,11 @@ fn narrow_array(array: &ArrayRef, to: &DataType, via: &[&str]) -> Result<ArrayRe
     }
 }
 
-/// `meta` describing only the leaves the [`CLIPS`] keep, or `None` when the file has nothing
-/// to clip (no such column, or already clipped). Row groups, page indexes and column orders
-/// keep the surviving leaves' entries unchanged; the Arrow schema in the key/value metadata is
-/// clipped the same way so the reader produces [`analysis_schema`]'s types exactly.
+/// `meta` describing only the leaves the [`CLIPS`] keep, without the file's
+/// [`empty_columns`], or `None` when the file has nothing to clip (no such column, or already
+/// clipped). Row groups, page indexes and column orders keep the surviving leaves' entries
+/// unchanged; the Arrow schema in the key/value metadata is clipped the same way so the reader
+/// produces [`analysis_schema`]'s types exactly (less the columns left out).
 pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMetaData>> {
     let file = meta.file_metadata();
     let descr = file.schema_descr();
@@ -264,10 +273,13 @@ pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMeta
         .key_value_metadata()
         .and_then(|kv| kv.iter().find(|e| e.key == ARROW_SCHEMA_KEY))
         .map(|e| e.value.as_deref().unwrap_or_default());
-    // The schema's part is the same for every file of one schema: worked out once.
-    let Some(clipped) = SCHEMAS.clipped_schema(&descr.root_schema_ptr(), stored_arrow, || {
-        clip_schema(descr, file.key_value_metadata())
-    })?
+    let empty = empty_columns(meta);
+    // The schema's part is the same for every file of one schema and the same empty columns:
+    // worked out once.
+    let Some(clipped) =
+        SCHEMAS.clipped_schema(&descr.root_schema_ptr(), stored_arrow, &empty, || {
+            clip_schema(descr, file.key_value_metadata(), &empty)
+        })?
     else {
         return Ok(None);
     };
@@ -317,16 +329,52 @@ pub fn clip_metadata(meta: &ParquetMetaData) -> ParquetResult<Option<ParquetMeta
     Ok(Some(builder.build()))
 }
 
+/// The top-level columns of the file behind `meta` that hold no value, by their indexes among
+/// its leaves: a leaf at the root (neither nested nor repeated) whose statistics, in every row
+/// group, count as many nulls as the row group has rows. A column written without statistics
+/// (the store writes none for ids and digests, [`schemas::parquet_props`]) is never judged
+/// empty, nor is any column of a file without row groups.
+pub fn empty_columns(meta: &ParquetMetaData) -> Vec<usize> {
+    let descr = meta.file_metadata().schema_descr();
+    if meta.num_row_groups() == 0 {
+        return Vec::new();
+    }
+    (0..descr.num_columns())
+        .filter(|&i| {
+            let c = descr.column(i);
+            c.path().parts().len() == 1
+                && c.max_rep_level() == 0
+                && c.max_def_level() == 1
+                && meta.row_groups().iter().all(|rg| {
+                    rg.column(i)
+                        .statistics()
+                        .and_then(|s| s.null_count_opt())
+                        .is_some_and(|nulls| i64::try_from(nulls) == Ok(rg.num_rows()))
+                })
+        })
+        .collect()
+}
+
 /// What clipping makes of the schema `descr` (with the key/value metadata `kv`, whose Arrow
-/// schema is narrowed alike): `None` when the file has nothing to clip.
+/// schema is narrowed alike), without the leaves `empty` ([`empty_columns`]): `None` when the
+/// file has nothing to clip.
 fn clip_schema(
     descr: &SchemaDescriptor,
     kv: Option<&Vec<KeyValue>>,
+    empty: &[usize],
 ) -> ParquetResult<Option<ClippedSchema>> {
     let root = descr.root_schema();
+    let empty_names: Vec<String> = empty
+        .iter()
+        .map(|&i| descr.column(i).name().to_string())
+        .collect();
     let mut changed = false;
     let mut fields = Vec::with_capacity(root.get_fields().len());
     for f in root.get_fields() {
+        if !f.is_group() && empty_names.iter().any(|e| e == f.name()) {
+            changed = true;
+            continue;
+        }
         match clip_of(f.name()).and_then(|c| narrow_group(f, c.via, c.keep).transpose()) {
             Some(clipped) => {
                 changed = true;
@@ -363,7 +411,15 @@ fn clip_schema(
     let arrow = match kv {
         Some(kv) if kv.iter().any(|e| e.key == ARROW_SCHEMA_KEY) => {
             let arrow = parquet_to_arrow_schema(descr, Some(kv))?;
-            Some(encode_arrow_schema(&analysis_schema(&arrow)))
+            let analysis = analysis_schema(&arrow);
+            let kept: Vec<FieldRef> = analysis
+                .fields()
+                .iter()
+                .filter(|f| !empty_names.contains(f.name()))
+                .cloned()
+                .collect();
+            let kept = Schema::new_with_metadata(kept, analysis.metadata().clone());
+            Some(encode_arrow_schema(&kept))
         }
         _ => None,
     };

@@ -34,6 +34,8 @@ const MAX_SCHEMAS: usize = 16;
 struct Entry {
     root: TypePtr,
     arrow: Option<String>,
+    /// The leaves left out as empty ([`super::clip::empty_columns`]).
+    empty: Vec<usize>,
     clipped: Option<Arc<ClippedSchema>>,
 }
 
@@ -49,16 +51,20 @@ impl SchemaMemo {
     }
 
     /// The clipped schema of a file whose schema is `root` with the stored Arrow schema
-    /// `arrow`: `work`'s answer, computed on the first file of that schema and remembered (an
-    /// error is returned, not remembered).
+    /// `arrow` and the leaves `empty` left out: `work`'s answer, computed on the first file of
+    /// that schema and those empty leaves and remembered (an error is returned, not
+    /// remembered).
     pub(super) fn clipped_schema(
         &self,
         root: &TypePtr,
         arrow: Option<&str>,
+        empty: &[usize],
         work: impl FnOnce() -> ParquetResult<Option<ClippedSchema>>,
     ) -> ParquetResult<Option<Arc<ClippedSchema>>> {
         let same = |e: &Entry| {
-            e.arrow.as_deref() == arrow && (Arc::ptr_eq(&e.root, root) || *e.root == **root)
+            e.arrow.as_deref() == arrow
+                && e.empty == empty
+                && (Arc::ptr_eq(&e.root, root) || *e.root == **root)
         };
         // A poisoned lock only means another thread panicked while holding it: the entries
         // are complete values either way.
@@ -75,6 +81,7 @@ impl SchemaMemo {
             memo.push(Entry {
                 root: Arc::clone(root),
                 arrow: arrow.map(str::to_string),
+                empty: empty.to_vec(),
                 clipped: clipped.clone(),
             });
         }
@@ -127,12 +134,12 @@ mod tests {
         };
         let a = root("memo_test_a");
         let first = memo
-            .clipped_schema(&a, Some("arrow a"), || work(&a))
+            .clipped_schema(&a, Some("arrow a"), &[], || work(&a))
             .unwrap();
         // The same schema in another file's footer: an equal tree, not the same pointer.
         let again = root("memo_test_a");
         let second = memo
-            .clipped_schema(&again, Some("arrow a"), || work(&again))
+            .clipped_schema(&again, Some("arrow a"), &[], || work(&again))
             .unwrap();
         assert_eq!(runs.get(), 1);
         assert!(Arc::ptr_eq(
@@ -140,22 +147,26 @@ mod tests {
             second.as_ref().unwrap()
         ));
         // Another Arrow schema, or another Parquet schema, is worked out.
-        memo.clipped_schema(&a, Some("arrow b"), || work(&a))
+        memo.clipped_schema(&a, Some("arrow b"), &[], || work(&a))
             .unwrap();
         let b = root("memo_test_b");
-        memo.clipped_schema(&b, Some("arrow a"), || work(&b))
+        memo.clipped_schema(&b, Some("arrow a"), &[], || work(&b))
             .unwrap();
         assert_eq!(runs.get(), 3);
+        // The same schema with other columns left out as empty is worked out too.
+        memo.clipped_schema(&a, Some("arrow a"), &[0], || work(&a))
+            .unwrap();
+        assert_eq!(runs.get(), 4);
         // "Nothing to clip" is remembered too.
         let plain = root("memo_test_plain");
         for _ in 0..2 {
-            let got = memo.clipped_schema(&plain, None, || {
+            let got = memo.clipped_schema(&plain, None, &[], || {
                 runs.set(runs.get() + 1);
                 Ok(None)
             });
             assert!(got.unwrap().is_none());
         }
-        assert_eq!(runs.get(), 4);
+        assert_eq!(runs.get(), 5);
     }
 
     #[test]
@@ -163,7 +174,7 @@ mod tests {
         let memo = SchemaMemo::new();
         for i in 0..MAX_SCHEMAS + 5 {
             let r = root(&format!("memo_bound_{i}"));
-            memo.clipped_schema(&r, None, || Ok(Some(clipped(&r))))
+            memo.clipped_schema(&r, None, &[], || Ok(Some(clipped(&r))))
                 .unwrap();
             assert!(memo.len() <= MAX_SCHEMAS);
         }
@@ -173,14 +184,14 @@ mod tests {
     fn an_error_is_returned_and_not_remembered() {
         let memo = SchemaMemo::new();
         let r = root("memo_test_error");
-        let err = memo.clipped_schema(&r, None, || {
+        let err = memo.clipped_schema(&r, None, &[], || {
             Err(datafusion::parquet::errors::ParquetError::General(
                 "broken".into(),
             ))
         });
         assert!(err.is_err());
         let ok = memo
-            .clipped_schema(&r, None, || Ok(Some(clipped(&r))))
+            .clipped_schema(&r, None, &[], || Ok(Some(clipped(&r))))
             .unwrap();
         assert!(ok.is_some());
     }

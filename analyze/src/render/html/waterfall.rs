@@ -183,7 +183,7 @@ pub fn build_view(
             continue;
         }
         order.push((i, depth));
-        let mut kids: Vec<usize> = model.children[i].clone();
+        let mut kids: Vec<usize> = model.children[i].to_vec();
         kids.extend(stitched_children.get(&i).into_iter().flatten().copied());
         kids.sort_by_key(|&c| (model.spans[c].start_ns, c));
         stack.extend(kids.into_iter().rev().map(|c| (c, depth + 1)));
