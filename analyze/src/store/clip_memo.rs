@@ -8,7 +8,8 @@
 //! version, yet `check` over 10M spans opens about 2,300 files (each window the files of its
 //! hours) and spent 1.7% of its CPU re-encoding that one Arrow schema (BENCHMARKS.md, session
 //! 46). A few schemas are remembered (the last [`MAX_SCHEMAS`]), each keyed by the file's
-//! Parquet schema and Arrow schema together, so a file of another shape is clipped afresh.
+//! Parquet schema, Arrow schema and empty columns together, so a file of another shape is
+//! clipped afresh.
 
 use std::sync::{Arc, Mutex};
 
@@ -26,8 +27,12 @@ pub(super) struct ClippedSchema {
     pub arrow: Option<String>,
 }
 
-/// At most this many file schemas are remembered; the oldest goes first.
-const MAX_SCHEMAS: usize = 16;
+/// At most this many file schemas are remembered; the oldest goes first. An entry is one schema
+/// with one set of empty columns left out ([`super::clip::empty_columns`]), and files of one
+/// schema can differ in which columns they leave empty (a collector's files of one service and
+/// of another), so room is left for many sets. An entry holds two encoded Arrow schemas (12 KB
+/// each for the span schema) and two schema trees (173 nodes), so 64 stay within a few MB.
+const MAX_SCHEMAS: usize = 64;
 
 /// A file schema (its Parquet root and its Arrow schema as stored) and what clipping made of
 /// it (`None`: nothing to clip).
