@@ -36,7 +36,8 @@ impl Approvals {
         // Pending require_approval decisions per scope: (tool, call id, span).
         type Pending = Vec<(Option<String>, Option<String>, usize)>;
         let mut pending: HashMap<Scope, Pending, foldhash::fast::RandomState> = HashMap::default();
-        for (i, s) in model.spans.iter().enumerate() {
+        for &i in &model.guardrail_spans {
+            let s = &model.spans[i];
             let Some(decision) = s.guardrail_decision.as_deref() else {
                 continue;
             };

@@ -35,6 +35,12 @@ pub struct Model {
     /// Spans per trace, ordered by start time.
     pub traces: BTreeMap<TraceId, Vec<usize>>,
     pub roles: Vec<Option<McpRole>>,
+    /// The spans that are model calls ([`SpanRow::is_model_call`]), in order: the rules that
+    /// judge model turns walk these instead of every span (a pass over a window's rows is
+    /// mostly waiting for memory: a row is a few hundred bytes).
+    pub model_call_spans: Vec<usize>,
+    /// The spans that record a guardrail (a name or a decision), in order.
+    pub guardrail_spans: Vec<usize>,
     /// Logical calls (tool calls and other MCP requests), ordered by start time.
     pub calls: Vec<Call>,
     /// The call each span belongs to.
@@ -77,8 +83,19 @@ impl Model {
         let mut demoted = demoted;
         demoted.extend(server_tools::promote(&mut spans, &parent));
         let roles = roles::assign(&spans, &parent);
+        let (mut model_call_spans, mut guardrail_spans) = (Vec::new(), Vec::new());
+        for (i, s) in spans.iter().enumerate() {
+            if s.is_model_call() {
+                model_call_spans.push(i);
+            }
+            if s.guardrail_name.is_some() || s.guardrail_decision.is_some() {
+                guardrail_spans.push(i);
+            }
+        }
         let mut model = Self {
             spans,
+            model_call_spans,
+            guardrail_spans,
             by_id,
             parent,
             children,

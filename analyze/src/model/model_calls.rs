@@ -24,8 +24,9 @@ impl ModelCallIndex {
         // Which model call's walk last passed each span: a parent cycle (malformed input) is
         // walked once around, not until a step limit.
         let mut walked_by: Vec<usize> = Vec::new();
-        for (i, s) in model.spans.iter().enumerate() {
-            if !(s.is_model_call() && s.tool_definitions.is_some()) {
+        for &i in &model.model_call_spans {
+            let s = &model.spans[i];
+            if s.tool_definitions.is_none() {
                 continue;
             }
             if walked_by.is_empty() {

@@ -131,11 +131,11 @@ impl Rule for RunawayToolLoop {
                 None => out.add(UNNAMED, usize::from(unit.owned(input))),
             }
         }
-        for (i, s) in model.spans.iter().enumerate() {
+        for &i in &model.model_call_spans {
             // A model call recorded twice (an agent framework's span around a model client's
             // span, e.g. ADK's call_llm > generate_content) is one turn.
             let nested = model.parent[i].is_some_and(|p| model.spans[p].is_model_call());
-            if s.is_model_call() && !nested {
+            if !nested {
                 let unit = Unit::of(model, model.agent_run[i], i);
                 seen.insert(unit);
                 turns.push(unit, i);

@@ -163,8 +163,8 @@ impl Rule for GuardrailNotEvaluated {
         out.add(SERVER_ONLY, server_only);
         // Decisions made per run, by guardrail name.
         let mut evaluated: HashSet<(Run, &str)> = HashSet::new();
-        for (i, s) in model.spans.iter().enumerate() {
-            if let Some(name) = s.guardrail_name.as_deref() {
+        for &i in &model.guardrail_spans {
+            if let Some(name) = model.spans[i].guardrail_name.as_deref() {
                 evaluated.insert((model.span_run(i), name));
             }
         }

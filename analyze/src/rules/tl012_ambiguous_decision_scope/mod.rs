@@ -58,10 +58,8 @@ impl Rule for AmbiguousDecisionScope {
         let mut cache: HashMap<Vec<&str>, Vec<(String, String, String)>> = HashMap::new();
         // (scope, a, b) -> (reason, model call spans)
         let mut seen: BTreeMap<(Scope, String, String), (String, Vec<usize>)> = BTreeMap::new();
-        for (i, s) in model.spans.iter().enumerate() {
-            if !s.is_model_call() {
-                continue;
-            }
+        for &i in &model.model_call_spans {
+            let s = &model.spans[i];
             out.add(EXAMINED, usize::from(input.owns(i)));
             let Some(defs) = &s.tool_definitions else {
                 out.add(BLIND, usize::from(input.owns(i)));
