@@ -75,16 +75,11 @@ impl Model {
         let demoted = transport::demote_transport_spans(&mut spans);
         let mut by_trace: HashMap<TraceId, Vec<usize>, foldhash::fast::RandomState> =
             HashMap::default();
-        for (i, s) in spans.iter().enumerate() {
-            by_trace.entry(s.trace_id).or_default().push(i);
-        }
-        let traces: BTreeMap<TraceId, Vec<usize>> = by_trace.into_iter().collect();
-        let (parent, children, by_id) = link_parents(&spans, &traces);
-        let mut demoted = demoted;
-        demoted.extend(server_tools::promote(&mut spans, &parent));
-        let roles = roles::assign(&spans, &parent);
+        // One pass over the rows for the trace lists and the span lists the rules walk (the
+        // promotion below changes MCP facts only, never an operation or a guardrail).
         let (mut model_call_spans, mut guardrail_spans) = (Vec::new(), Vec::new());
         for (i, s) in spans.iter().enumerate() {
+            by_trace.entry(s.trace_id).or_default().push(i);
             if s.is_model_call() {
                 model_call_spans.push(i);
             }
@@ -92,6 +87,11 @@ impl Model {
                 guardrail_spans.push(i);
             }
         }
+        let traces: BTreeMap<TraceId, Vec<usize>> = by_trace.into_iter().collect();
+        let (parent, children, by_id) = link_parents(&spans, &traces);
+        let mut demoted = demoted;
+        demoted.extend(server_tools::promote(&mut spans, &parent));
+        let roles = roles::assign(&spans, &parent);
         let mut model = Self {
             spans,
             model_call_spans,
