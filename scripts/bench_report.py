@@ -312,12 +312,25 @@ def main():
         size_text = f" {binary_size_text(size)}" if size else ""
         gen += [f"Measured build: commit `{build.get('commit')}`, cargo profile "
                 f"`{build.get('profile')}` (built {build.get('built_at')}).{size_text}", ""]
+
+    def part_build(part):
+        """The build a table alone was measured with (`scripts/bench collector` or `analyzer`
+        after the whole run), when it is not the block's."""
+        b = load(os.path.join(args.results, f"build-{part}.json"))
+        if not b:
+            return []
+        size = b.get("tripline_bytes")
+        size_text = f" {binary_size_text(size)}" if size else ""
+        return [f"This table alone was measured later, with commit `{b.get('commit')}`, cargo "
+                f"profile `{b.get('profile')}` (built {b.get('built_at')}).{size_text}", ""]
+
     gen += [
            "### Machine", "",
            "| nproc | CPU (/proc/cpuinfo) | RAM | kernel | rustc |", "|---:|---|---:|---|---|",
            f"| {m['nproc']} | {m['cpu']} | {m['ram_gib']:.1f} GiB | {m['kernel']} | "
            f"{m['rustc']} |", "",
            "### Collector throughput: tripline vs otlp2parquet", ""]
+    gen += part_build("collector")
     gen += collector_tables(load(os.path.join(args.results, "collector.json")))
     wide = load(os.path.join(args.results, "collector-16x1000.json"))
     if wide:
@@ -326,6 +339,7 @@ def main():
     gen += ["### Decode and encode ceilings (criterion)", ""]
     gen += criterion_table(args.results, args.criterion)
     gen += ["### Analyzer: tripline vs DuckDB on the same files", ""]
+    gen += part_build("analyzer")
     gen += analyzer_table(load(os.path.join(args.results, "analyzer.json")))
     gen.append(END)
     block = "\n".join(gen)

@@ -59,6 +59,32 @@ def test_block_names_the_build_and_the_peak_rss(tmp_path: Path) -> None:
     assert "collector results missing" in text
 
 
+def test_a_table_measured_alone_names_its_own_build(tmp_path: Path) -> None:
+    """`scripts/bench analyzer` after a whole run: the block keeps the whole run's build for the
+    other tables and names the analyzer table's own build above it."""
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "build.json").write_text(json.dumps(
+        {"commit": "0123456789ab", "profile": "release", "built_at": "2026-12-05 02:00 UTC"}))
+    (results / "build-analyzer.json").write_text(json.dumps(
+        {"commit": "ba9876543210", "profile": "release", "built_at": "2026-12-07 13:00 UTC",
+         "tripline_bytes": 59_000_000}))
+    (results / "analyzer.json").write_text(json.dumps(
+        {"duckdb_version": "2.0.1", "runs": [analyzer_run(1_000_000, [700.0])]}))
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# B\n\n<!-- bench:generated:begin -->\n<!-- bench:generated:end -->\n")
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "bench_report.py"),
+                    "--results", str(results), "--benchmarks", str(doc)],
+                   check=True, capture_output=True)
+    text = doc.read_text()
+    assert "Measured build: commit `0123456789ab`" in text
+    analyzer = text[text.index("### Analyzer"):]
+    collector = text[text.index("### Collector"):text.index("### Analyzer")]
+    assert "This table alone was measured later, with commit `ba9876543210`" in analyzer
+    assert "ba9876543210" not in collector
+    assert analyzer.index("ba9876543210") < analyzer.index("| 1,000,000 |")
+
+
 def peak_run(receiver: str, per_cpu_sec: float, every: list[float], readable: bool) -> dict:
     return {
         "receiver": receiver, "protocol": "http",

@@ -33,6 +33,7 @@ use futures::StreamExt;
 use schemas::schema::col as c;
 
 use super::extent_runs::{Extent, ExtentRuns, NO_CONVERSATION};
+use super::id_col::IdCol;
 use super::str_col::StrCol;
 use super::{wal_spans_matching, RowReader, ScanFilter, TABLE};
 use crate::error::LoadError;
@@ -358,8 +359,7 @@ impl Pass1 {
 
     /// Folds one batch of the light projection (columns in `index_once`'s order).
     fn add(&mut self, batch: &RecordBatch) -> Result<(), DataFusionError> {
-        let ids = cast(batch.column(0), &DataType::Binary)?;
-        let ids = ids.as_binary::<i32>();
+        let ids = IdCol::of(batch.column(0))?;
         let start = cast(batch.column(1), &DataType::Int64)?;
         let start = start.as_primitive::<Int64Type>();
         let end = cast(batch.column(2), &DataType::Int64)?;
@@ -456,8 +456,7 @@ pub fn keep_traces(
     keep: &std::collections::HashSet<TraceId, foldhash::fast::RandomState>,
 ) -> Result<RecordBatch, DataFusionError> {
     let idx = batch.schema().index_of(c::TRACE_ID)?;
-    let ids = cast(batch.column(idx), &DataType::Binary)?;
-    let ids = ids.as_binary::<i32>();
+    let ids = IdCol::of(batch.column(idx))?;
     let mask: arrow::array::BooleanArray = (0..ids.len())
         .map(|i| Some(TraceId::from_slice(ids.value(i)).is_some_and(|t| keep.contains(&t))))
         .collect();

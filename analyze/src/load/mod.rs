@@ -14,6 +14,7 @@
 //! their spans, so content sent as events feeds the same derived facts as span attributes.
 
 mod extent_runs;
+pub mod id_col;
 pub mod index;
 pub mod log_join;
 pub mod rows;

@@ -16,8 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Int64Array, ListArray, MapArray,
-    StringArray,
+    Array, ArrayRef, AsArray, BooleanArray, Int64Array, ListArray, MapArray, StringArray,
 };
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
@@ -25,6 +24,7 @@ use arrow::record_batch::RecordBatch;
 use schemas::schema::col;
 use schemas::tool_def::field;
 
+use super::id_col::IdCol;
 use super::str_col::StrCol;
 use crate::error::LoadError;
 use crate::model::span::{
@@ -391,9 +391,9 @@ pub fn read_columns() -> Vec<&'static str> {
 
 /// Typed handles on the columns present in one batch.
 struct Columns {
-    trace_id: BinaryArray,
-    span_id: BinaryArray,
-    parent: Option<BinaryArray>,
+    trace_id: IdCol,
+    span_id: IdCol,
+    parent: Option<IdCol>,
     /// The string columns with a value in this batch, each with its place in
     /// [`STRING_READERS`] (the interner's last value per column is kept by that place, so a
     /// column keeps it whichever others a batch leaves out). A batch's all-null columns are left
@@ -427,16 +427,13 @@ fn strings(batch: &RecordBatch, name: &str) -> Result<Option<StrCol>, LoadError>
         .map_err(|_| type_error(name, a.data_type(), "Utf8"))
 }
 
-fn binary(batch: &RecordBatch, name: &str) -> Result<Option<BinaryArray>, LoadError> {
+fn binary(batch: &RecordBatch, name: &str) -> Result<Option<IdCol>, LoadError> {
     let Some(a) = column(batch, name) else {
         return Ok(None);
     };
-    let a = if a.data_type() == &DataType::Binary {
-        a.clone()
-    } else {
-        cast(a, &DataType::Binary).map_err(|_| type_error(name, a.data_type(), "Binary"))?
-    };
-    Ok(Some(a.as_binary::<i32>().clone()))
+    IdCol::of(a)
+        .map(Some)
+        .map_err(|_| type_error(name, a.data_type(), "Binary"))
 }
 
 fn int64(batch: &RecordBatch, name: &str) -> Result<Option<Int64Array>, LoadError> {

@@ -13,8 +13,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
-use arrow::compute::cast;
+use arrow::array::{ArrayRef, BooleanArray};
 use arrow::datatypes::DataType;
 use datafusion::error::Result;
 use datafusion::logical_expr::{
@@ -23,6 +22,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::{col, Expr};
 use schemas::schema::col as c;
 
+use super::id_col::IdCol;
 use super::index::SharedTraces;
 use crate::model::span::TraceId;
 
@@ -82,8 +82,7 @@ impl ScalarUDFImpl for InTraces {
 
 /// Per row of `ids`: whether it is a trace id in `traces` (false for a null or malformed id).
 pub fn member(ids: &ArrayRef, traces: &SharedTraces) -> Result<BooleanArray> {
-    let ids = cast(ids, &DataType::Binary)?;
-    let ids = ids.as_binary::<i32>();
+    let ids = IdCol::of(ids)?;
     Ok((0..ids.len())
         .map(|i| {
             Some(

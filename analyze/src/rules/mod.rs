@@ -233,9 +233,26 @@ pub fn run(rules: &[&dyn Rule], input: &RuleInput) -> Report {
     report(rules, par_map(rules, |r| r.check(input)))
 }
 
-/// Each rule's [`Partial`] over one window, in rule order (in parallel, as [`run`]).
+/// Each rule's [`Partial`] over one window, in rule order (in parallel, as [`run`]). With
+/// `TRIPLINE_WINDOW_TRACE` set, each rule's time on the window is printed to stderr (what the
+/// rules share, computed once on first use, counts for the rule that asked first).
 pub fn scan_all(rules: &[&dyn Rule], input: &RuleInput) -> Vec<Partial> {
-    par_map(rules, |r| r.scan(input))
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*TRACE.get_or_init(|| std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some()) {
+        return par_map(rules, |r| r.scan(input));
+    }
+    let timed = par_map(rules, |r| {
+        let started = std::time::Instant::now();
+        let partial = r.scan(input);
+        (partial, started.elapsed())
+    });
+    let times: Vec<String> = rules
+        .iter()
+        .zip(&timed)
+        .map(|(r, (_, took))| format!("{} {:.1}", r.code(), took.as_secs_f64() * 1e3))
+        .collect();
+    eprintln!("rule ms: {}", times.join(" "));
+    timed.into_iter().map(|(partial, _)| partial).collect()
 }
 
 /// The report of `rules` from their outcomes (in rule order): findings sorted, coverage in rule

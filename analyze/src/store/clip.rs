@@ -103,9 +103,10 @@ fn clip_of(column: &str) -> Option<&'static Clip> {
 }
 
 /// `schema` with every [`CLIPS`] column narrowed and every top-level `Utf8` span column declared
-/// `Utf8View`: DataFusion then has the Parquet reader make each text value a view into the page
-/// (or dictionary) it decoded, not a copy ([`crate::load::str_col`]). Nested text (map keys, list
-/// items) stays `Utf8`: DataFusion coerces only top-level columns to views.
+/// `Utf8View` (`Binary`, the ids: `BinaryView`): DataFusion then has the Parquet reader make each
+/// text value or id a view into the page (or dictionary) it decoded, not a copy
+/// ([`crate::load::str_col`], [`crate::load::id_col`]). Nested text (map keys, list items) stays
+/// `Utf8`: DataFusion coerces only top-level columns to views.
 pub fn analysis_schema(schema: &Schema) -> SchemaRef {
     let fields: Vec<FieldRef> = schema
         .fields()
@@ -119,6 +120,9 @@ pub fn analysis_schema(schema: &Schema) -> SchemaRef {
                 // table gives it.
                 (None, DataType::Utf8) if schemas::columns::column(f.name()).is_some() => {
                     Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8View))
+                }
+                (None, DataType::Binary) if schemas::columns::column(f.name()).is_some() => {
+                    Arc::new(f.as_ref().clone().with_data_type(DataType::BinaryView))
                 }
                 (None, _) => Arc::clone(f),
             }
@@ -677,20 +681,22 @@ mod tests {
     use super::*;
 
     /// The WAL tail's batches carry the `date` partition column beside the span columns: the
-    /// span text columns become views, the partition column keeps the listing table's type (a
-    /// view there failed every scan of a store with a WAL tail: "Mismatch between schema and
-    /// batches").
+    /// span text and id columns become views, the partition column keeps the listing table's
+    /// type (a view there failed every scan of a store with a WAL tail: "Mismatch between schema
+    /// and batches").
     #[test]
     fn span_text_columns_become_views_and_a_partition_column_does_not() {
         let schema = Arc::new(Schema::new(vec![
             Field::new(col::NAME, DataType::Utf8, true),
             Field::new(schemas::layout::DATE_KEY, DataType::Utf8, true),
+            Field::new(col::TRACE_ID, DataType::Binary, false),
         ]));
         let batch = RecordBatch::try_new(
             schema,
             vec![
                 Arc::new(StringArray::from(vec!["tools/call lookup_order"])),
                 Arc::new(StringArray::from(vec!["2026-12-04"])),
+                Arc::new(arrow::array::BinaryArray::from(vec![&[7u8; 16][..]])),
             ],
         )
         .unwrap();
@@ -701,7 +707,14 @@ mod tests {
             .iter()
             .map(|f| f.data_type())
             .collect();
-        assert_eq!(types, [&DataType::Utf8View, &DataType::Utf8]);
+        assert_eq!(
+            types,
+            [&DataType::Utf8View, &DataType::Utf8, &DataType::BinaryView]
+        );
+        assert_eq!(
+            arrow::array::AsArray::as_binary_view(clipped.column(2)).value(0),
+            &[7u8; 16][..]
+        );
         assert_eq!(
             clipped
                 .column(0)
