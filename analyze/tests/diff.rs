@@ -342,7 +342,7 @@ fn chat(span: u8, agent: &str, defs: Vec<ToolDef>) -> SpanRow {
         start_ns: i64::from(span),
         operation_name: Some("chat".into()),
         agent_name: Some(agent.into()),
-        tool_definitions: Some(defs),
+        tool_definitions: Some(defs.into()),
         ..SpanRow::default()
     }
 }

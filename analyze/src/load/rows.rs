@@ -29,7 +29,7 @@ use super::str_col::StrCol;
 use crate::error::LoadError;
 use crate::model::span::{
     SpanContent, SpanId, SpanKind, SpanKindField, SpanRow, StatusCode, StatusField, Sym, SymList,
-    ToolDef, TraceId,
+    ToolDef, ToolDefs, TraceId,
 };
 
 /// Converts batches into `SpanRow`s, sharing one [`Interner`] across every batch of a load so a
@@ -88,6 +88,20 @@ struct Interner {
     /// ([`Interner::with_in_columns`]), by (the map's key list, `attributes_in_columns`). The
     /// map's list is kept too, so its allocation (the key) is never reused for another list.
     in_columns: HashMap<(usize, i64), (SymList, SymList), foldhash::fast::RandomState>,
+    /// Shared tool definition lists by the hash of their fields' bytes ([`tool_defs`]), a
+    /// bucket per hash.
+    defs: HashMap<u64, Vec<RawDefs>, foldhash::fast::RandomState>,
+    /// Bytes held by `defs`, at most [`MAX_RAW_BYTES`].
+    defs_bytes: usize,
+    /// Scratch: one row's definitions as bytes ([`tool_defs`]).
+    defs_key: Vec<u8>,
+}
+
+/// A shared tool definition list with the bytes its row's fields had (each field's validity,
+/// length and bytes, definition after definition).
+struct RawDefs {
+    key: Box<[u8]>,
+    list: ToolDefs,
 }
 
 /// At most this many key lists are kept with their typed-column keys added; past it a row's list
@@ -571,18 +585,21 @@ impl StructList {
     }
 }
 
-fn tool_defs(a: &StructList, i: usize, interner: &mut Interner) -> Option<Vec<ToolDef>> {
+/// Row `i`'s tool definitions, shared with every earlier row of the load whose definitions had
+/// the same bytes: a model call carries the agent's whole catalog, the same on every turn, so
+/// one hash over the row's bytes and one comparison replace a lookup per string of every
+/// definition and a fresh list per row.
+fn tool_defs(a: &StructList, i: usize, interner: &mut Interner) -> Option<ToolDefs> {
     let range = a.range(i)?;
-    // Each field's column found once per row, not once per definition: a model call carries
-    // the agent's whole catalog.
-    let [name, description, input_digest, output_digest] = [
+    // Each field's column found once per row, not once per definition.
+    let strings = [
         field::NAME,
         field::DESCRIPTION,
         field::INPUT_SCHEMA_DIGEST,
         field::OUTPUT_SCHEMA_DIGEST,
     ]
     .map(|f| a.string_column(f));
-    let [has_output_schema, read_only, destructive, idempotent, open_world] = [
+    let flags = [
         field::HAS_OUTPUT_SCHEMA,
         field::READ_ONLY_HINT,
         field::DESTRUCTIVE_HINT,
@@ -590,26 +607,61 @@ fn tool_defs(a: &StructList, i: usize, interner: &mut Interner) -> Option<Vec<To
         field::OPEN_WORLD_HINT,
     ]
     .map(|f| a.bool_column(f));
-    let mut sym = |c: Option<&StringArray>, j: usize| {
-        c.filter(|c| !c.is_null(j))
-            .map(|c| interner.get(c.value(j)))
-    };
-    let flag = |c: Option<&BooleanArray>, j: usize| c.filter(|c| !c.is_null(j)).map(|c| c.value(j));
-    Some(
-        range
+    let text = |k: usize, j: usize| strings[k].filter(|c| !c.is_null(j)).map(|c| c.value(j));
+    let flag = |k: usize, j: usize| flags[k].filter(|c| !c.is_null(j)).map(|c| c.value(j));
+    let mut key = std::mem::take(&mut interner.defs_key);
+    key.clear();
+    for j in range.clone() {
+        for k in 0..strings.len() {
+            match text(k, j) {
+                Some(t) => {
+                    key.push(1);
+                    key.extend_from_slice(&(t.len() as u64).to_le_bytes());
+                    key.extend_from_slice(t.as_bytes());
+                }
+                None => key.push(0),
+            }
+        }
+        for k in 0..flags.len() {
+            key.push(match flag(k, j) {
+                None => 0,
+                Some(false) => 1,
+                Some(true) => 2,
+            });
+        }
+    }
+    let hash = interner.list_hash.hash_one(&key[..]);
+    let found = interner
+        .defs
+        .get(&hash)
+        .and_then(|b| b.iter().find(|r| *r.key == key[..]))
+        .map(|r| r.list.clone());
+    let list = found.unwrap_or_else(|| {
+        let mut sym = |k: usize, j: usize| text(k, j).map(|t| interner.get(t));
+        let list: ToolDefs = range
             .map(|j| ToolDef {
-                name: sym(name, j).unwrap_or_default(),
-                description: sym(description, j),
-                has_output_schema: flag(has_output_schema, j),
-                read_only_hint: flag(read_only, j),
-                destructive_hint: flag(destructive, j),
-                idempotent_hint: flag(idempotent, j),
-                open_world_hint: flag(open_world, j),
-                input_schema_digest: sym(input_digest, j),
-                output_schema_digest: sym(output_digest, j),
+                name: sym(0, j).unwrap_or_default(),
+                description: sym(1, j),
+                has_output_schema: flag(0, j),
+                read_only_hint: flag(1, j),
+                destructive_hint: flag(2, j),
+                idempotent_hint: flag(3, j),
+                open_world_hint: flag(4, j),
+                input_schema_digest: sym(2, j),
+                output_schema_digest: sym(3, j),
             })
-            .collect(),
-    )
+            .collect();
+        if interner.defs_bytes + key.len() <= MAX_RAW_BYTES {
+            interner.defs_bytes += key.len();
+            interner.defs.entry(hash).or_default().push(RawDefs {
+                key: key[..].into(),
+                list: list.clone(),
+            });
+        }
+        list
+    });
+    interner.defs_key = key;
+    Some(list)
 }
 
 fn event_names(a: &StructList, i: usize, interner: &mut Interner) -> Vec<Sym> {
@@ -803,6 +855,7 @@ impl Columns {
 mod tests {
     use super::*;
     use schemas::columns::ANALYZER_COLUMNS;
+    use std::sync::Arc;
 
     #[test]
     fn equal_lists_are_shared_and_others_are_not() {
@@ -950,6 +1003,80 @@ mod tests {
         let converted = schemas::convert_request(&req, &ctx);
         assert_eq!(converted.accepted, 1);
         converted.batch
+    }
+
+    /// Spans (model calls) carrying `defs` as `gen_ai.tool.definitions`, converted as the
+    /// collector converts them.
+    fn model_calls_with_definitions(defs: &[&str]) -> RecordBatch {
+        let spans: Vec<serde_json::Value> = defs
+            .iter()
+            .enumerate()
+            .map(|(k, d)| {
+                serde_json::json!({
+                    "traceId": "0af7651916cd43dd8448eb211c80319c",
+                    "spanId": format!("{:016x}", k + 1),
+                    "name": "chat m",
+                    "startTimeUnixNano": "1", "endTimeUnixNano": "2",
+                    "attributes": [
+                        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                        {"key": "gen_ai.tool.definitions", "value": {"stringValue": d}},
+                    ],
+                })
+            })
+            .collect();
+        let json = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]});
+        let req = schemas::decode_json(json.to_string().as_bytes()).expect("request decodes");
+        let ctx = schemas::IngestContext {
+            received_at_unix_nano: 0,
+            source: "test".into(),
+            redact_content: false,
+        };
+        schemas::convert_request(&req, &ctx).batch
+    }
+
+    #[test]
+    fn equal_tool_definition_lists_are_shared_and_others_are_not() {
+        let tool = |description: &str| {
+            format!(
+                r#"[{{"type":"function","name":"lookup_order","description":"{description}","parameters":{{"type":"object"}}}},{{"type":"function","name":"refund"}}]"#
+            )
+        };
+        let (a, b) = (tool("Look an order up"), tool("Look an order up."));
+        let batch = model_calls_with_definitions(&[&a, &a, &b, &a, "[]"]);
+        // Two batches through one reader: lists are shared across batches.
+        let mut reader = RowReader::default();
+        let mut rows: Vec<SpanRow> = Vec::new();
+        reader.append(&batch.slice(0, 2), &mut rows).unwrap();
+        reader.append(&batch.slice(2, 3), &mut rows).unwrap();
+        let defs: Vec<&ToolDefs> = rows[..4]
+            .iter()
+            .map(|r| r.tool_definitions.as_ref().expect("definitions read"))
+            .collect();
+        assert!(Arc::ptr_eq(defs[0], defs[1]) && Arc::ptr_eq(defs[0], defs[3]));
+        assert!(
+            !Arc::ptr_eq(defs[0], defs[2]),
+            "another description, another list"
+        );
+        let names: Vec<&str> = defs[2].iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["lookup_order", "refund"]);
+        assert_eq!(defs[0][0].description.as_deref(), Some("Look an order up"));
+        assert_eq!(defs[2][0].description.as_deref(), Some("Look an order up."));
+        assert_eq!(defs[0][1].description, None);
+        assert!(rows[4]
+            .tool_definitions
+            .as_ref()
+            .is_none_or(|d| d.is_empty()));
+        // Read alone, each row's list is the one read shared.
+        for (k, row) in rows.iter().enumerate() {
+            let mut alone: Vec<SpanRow> = Vec::new();
+            RowReader::default()
+                .append(&batch.slice(k, 1), &mut alone)
+                .unwrap();
+            assert_eq!(
+                format!("{:?}", alone[0].tool_definitions),
+                format!("{:?}", row.tool_definitions)
+            );
+        }
     }
 
     fn rows_of(batch: &RecordBatch) -> Result<String, LoadError> {

@@ -86,7 +86,7 @@ mod tests {
             start_ns: i64::from(n),
             name: "chat m".into(),
             operation_name: Some("chat".into()),
-            tool_definitions: Some(Vec::new()),
+            tool_definitions: Some(Vec::new().into()),
             ..SpanRow::default()
         };
         let model = Model::build(vec![span(0, 1), span(1, 2), span(2, 1)]);

@@ -177,6 +177,10 @@ pub use schemas::kind_status::{SpanKind, StatusCode};
 /// same descriptions come back on every turn; a definition without a name reads as empty.
 pub type ToolDef = schemas::tool_def::ToolDef<Sym, Sym>;
 
+/// A span's tool definitions: one shared list for every span of a load that carries the same
+/// ones (a model call repeats the agent's catalog on every turn).
+pub type ToolDefs = Arc<[ToolDef]>;
+
 /// The canonical columns a rule may read, for one span. Optional content fields are filled only
 /// when a rule asked for them (see [`crate::load::Projection`]). `crate::load::rows` fills it, one
 /// line per column.
@@ -223,7 +227,7 @@ pub struct SpanRow {
     pub result_type: Option<Sym>,
     pub result_text_is_json_object: Option<bool>,
     pub arguments_digest: Option<String>,
-    pub tool_definitions: Option<Vec<ToolDef>>,
+    pub tool_definitions: Option<ToolDefs>,
     pub mcp_meta_traceparent: Option<String>,
     pub dialects: SymList,
     /// Names of the span's events (e.g. `approval.granted`).

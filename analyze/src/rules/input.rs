@@ -168,7 +168,7 @@ impl CatalogBuilder {
             }
             return;
         }
-        for d in defs {
+        for d in defs.iter() {
             if d.name.is_empty() {
                 continue;
             }

@@ -171,7 +171,7 @@ mod tests {
     fn a_summary_listing_is_not_observable_a_complete_one_is_judged() {
         let listing = SpanRow {
             mcp_method: Some("tools/list".into()),
-            tool_definitions: Some(vec![def("summarised", false), def("complete", true)]),
+            tool_definitions: Some(vec![def("summarised", false), def("complete", true)].into()),
             ..SpanRow::default()
         };
         let model = Model::build(vec![listing]);
@@ -206,18 +206,21 @@ mod tests {
         let chat = SpanRow {
             operation_name: Some("chat".into()),
             start_ns: 2,
-            tool_definitions: Some(vec![
-                annotated("adjust_stock", true),
-                annotated("listed", true),
-                def("plain", true),
-            ]),
+            tool_definitions: Some(
+                vec![
+                    annotated("adjust_stock", true),
+                    annotated("listed", true),
+                    def("plain", true),
+                ]
+                .into(),
+            ),
             ..SpanRow::default()
         };
         let listing = SpanRow {
             mcp_method: Some("tools/list".into()),
             start_ns: 1,
             span_id: crate::model::SpanId([1; 8]),
-            tool_definitions: Some(vec![annotated("listed", false)]),
+            tool_definitions: Some(vec![annotated("listed", false)].into()),
             ..SpanRow::default()
         };
         let model = Model::build(vec![listing, chat]);

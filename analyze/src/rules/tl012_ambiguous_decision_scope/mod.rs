@@ -66,7 +66,7 @@ impl Rule for AmbiguousDecisionScope {
                 continue;
             };
             let mut unique: Vec<&ToolDef> = Vec::new();
-            for d in defs {
+            for d in defs.iter() {
                 if !d.name.is_empty() && !unique.iter().any(|u| u.name == d.name) {
                     unique.push(d);
                 }
