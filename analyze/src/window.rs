@@ -475,6 +475,7 @@ pub async fn check_windows_with(
     let mut merged: Vec<Partial> = rules.iter().map(|_| Partial::default()).collect();
     let mut spilled = FindingSpill::new(rules, spill);
     let mut failed: Option<SpillError> = None;
+    let trace = std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some();
     let (scanned, stats, facts) = each_window(
         data_dir,
         filter,
@@ -484,7 +485,7 @@ pub async fn check_windows_with(
             let input = RuleInput::window(model, policy, facts.clone(), core);
             for (i, (acc, mut part)) in merged
                 .iter_mut()
-                .zip(crate::rules::scan_all(rules, &input))
+                .zip(crate::rules::scan_all(rules, &input, trace))
                 .enumerate()
             {
                 // Window findings leave the partial in window order: the order the rule would
@@ -517,7 +518,7 @@ pub async fn check_windows_with(
         spilled.push(i, outcome.findings)?;
     }
     let findings = spilled.finish(keep)?;
-    if std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some() {
+    if trace {
         eprintln!(
             "findings: {}, {} sorted runs spilled{}",
             findings.len(),

@@ -233,12 +233,11 @@ pub fn run(rules: &[&dyn Rule], input: &RuleInput) -> Report {
     report(rules, par_map(rules, |r| r.check(input)))
 }
 
-/// Each rule's [`Partial`] over one window, in rule order (in parallel, as [`run`]). With
-/// `TRIPLINE_WINDOW_TRACE` set, each rule's time on the window is printed to stderr (what the
-/// rules share, computed once on first use, counts for the rule that asked first).
-pub fn scan_all(rules: &[&dyn Rule], input: &RuleInput) -> Vec<Partial> {
-    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if !*TRACE.get_or_init(|| std::env::var_os("TRIPLINE_WINDOW_TRACE").is_some()) {
+/// Each rule's [`Partial`] over one window, in rule order (in parallel, as [`run`]). When
+/// `timed` (`TRIPLINE_WINDOW_TRACE`), each rule's time on the window is printed to stderr (what
+/// the rules share, computed once on first use, counts for the rule that asked first).
+pub fn scan_all(rules: &[&dyn Rule], input: &RuleInput, timed: bool) -> Vec<Partial> {
+    if !timed {
         return par_map(rules, |r| r.scan(input));
     }
     let timed = par_map(rules, |r| {
