@@ -1,5 +1,5 @@
-//! mimalloc settings for the collector process, applied once at start-up by the binaries that
-//! use mimalloc as their global allocator (`tripline`, `tripline-collector`, `examples/collect`,
+//! mimalloc settings, applied once at start-up by the binaries that use mimalloc as their global
+//! allocator (`tripline`, for every command, `tripline-collector`, `examples/collect`,
 //! `examples/request_path`).
 //!
 //! Why: a whole-process profile of `tripline collect` under load (BENCHMARKS.md, session 7)
@@ -11,6 +11,13 @@
 //! faults under a fixed load (BENCHMARKS.md, session 8; the CPU change was inside a busy
 //! machine's noise). Peak RSS stayed within run-to-run noise; what changes is that the process
 //! keeps its high-water mark instead of returning it to the OS between bursts.
+//!
+//! The analyzer has the same pattern at a larger grain: each window of a `check` builds a few
+//! hundred megabytes of rows and model and frees them before the next. With mimalloc's default
+//! purge delay the freed memory went back to the OS and the next window faulted fresh huge pages
+//! in (the kernel's `clear_page_rep` was 3.5% of a 10M-span `check`'s CPU samples). Keeping it
+//! cut that `check` from 18.40-18.71 s to 17.55-17.79 s and its system time from 1.8-2.7 s to
+//! 1.2 s, for 70-100 MiB more peak RSS (BENCHMARKS.md, session 51).
 //!
 //! An operator's `MIMALLOC_*` environment variable wins over the value set here, so each setting
 //! can still be changed (or undone) without a rebuild.

@@ -73,13 +73,23 @@ impl Model {
         // A span exported twice (retry after a lost ack) is kept once.
         spans.dedup_by(|b, a| a.trace_id == b.trace_id && a.span_id == b.span_id);
         let demoted = transport::demote_transport_spans(&mut spans);
-        let mut by_trace: HashMap<TraceId, Vec<usize>, foldhash::fast::RandomState> =
-            HashMap::default();
         // One pass over the rows for the trace lists and the span lists the rules walk (the
-        // promotion below changes MCP facts only, never an operation or a guardrail).
+        // promotion below changes MCP facts only, never an operation or a guardrail). Each row's
+        // trace gets a slot and a count first, so every trace's list is allocated once at its
+        // size: pushing to lists that grew as they went cost a reallocation per doubling, about
+        // 0.4 per row (callgrind, 1M spans, session 51).
+        let mut slot_of: HashMap<TraceId, u32, foldhash::fast::RandomState> = HashMap::default();
+        let mut counts: Vec<u32> = Vec::new();
+        let mut slots: Vec<u32> = Vec::with_capacity(spans.len());
         let (mut model_call_spans, mut guardrail_spans) = (Vec::new(), Vec::new());
         for (i, s) in spans.iter().enumerate() {
-            by_trace.entry(s.trace_id).or_default().push(i);
+            let next = u32::try_from(counts.len()).expect("fewer than 2^32 traces in a model");
+            let slot = *slot_of.entry(s.trace_id).or_insert_with(|| {
+                counts.push(0);
+                next
+            });
+            counts[slot as usize] += 1;
+            slots.push(slot);
             if s.is_model_call() {
                 model_call_spans.push(i);
             }
@@ -87,7 +97,17 @@ impl Model {
                 guardrail_spans.push(i);
             }
         }
-        let traces: BTreeMap<TraceId, Vec<usize>> = by_trace.into_iter().collect();
+        let mut lists: Vec<Vec<usize>> = counts
+            .iter()
+            .map(|&c| Vec::with_capacity(c as usize))
+            .collect();
+        for (i, &slot) in slots.iter().enumerate() {
+            lists[slot as usize].push(i);
+        }
+        let traces: BTreeMap<TraceId, Vec<usize>> = slot_of
+            .into_iter()
+            .map(|(trace, slot)| (trace, std::mem::take(&mut lists[slot as usize])))
+            .collect();
         let (parent, children, by_id) = link_parents(&spans, &traces);
         let mut demoted = demoted;
         demoted.extend(server_tools::promote(&mut spans, &parent));
