@@ -56,7 +56,7 @@ fn findings_and_coverage_snapshot() {
 #[test]
 fn no_session_and_the_new_methods_are_requests() {
     let (model, _) = run();
-    assert!(model.spans.iter().all(|s| s.mcp_session_id.is_none()));
+    assert!(model.spans.iter().all(|s| s.mcp_session_id().is_none()));
     assert!(model.calls.iter().all(|c| c.session_id.is_none()));
     let status = |m: &str| {
         model

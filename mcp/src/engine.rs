@@ -694,7 +694,7 @@ fn attributes(s: &SpanRow) -> Map<String, Value> {
     put("jsonrpc.request.id", s.jsonrpc_request_id.as_deref());
     put("gen_ai.conversation.id", s.conversation_id.as_deref());
     put("gen_ai.agent.name", s.agent_name.as_deref());
-    put("skill.name", s.skill_name.as_deref());
+    put("skill.name", s.skill_name().map(|v| v.as_str()));
     put("guardrail.decision", s.guardrail_decision.as_deref());
     put("error.type", s.error_type.as_deref());
     if let Some(e) = s.result_is_error {

@@ -279,7 +279,9 @@ const STRING_READERS: &[(&str, StrSet)] = &[
         r.status = StatusField(StatusCode::parse(v).unwrap_or(StatusCode::Unset))
     }),
     (col::STATUS_MESSAGE, |r, v, i| {
-        r.status_message = (!v.is_empty()).then(|| i.get(v))
+        if !v.is_empty() {
+            r.rare_mut().status_message = Some(i.get(v));
+        }
     }),
     (col::SERVICE_NAME, |r, v, i| r.service_name = Some(i.get(v))),
     (col::SCOPE_NAME, |r, v, i| r.scope_name = Some(i.get(v))),
@@ -301,7 +303,9 @@ const STRING_READERS: &[(&str, StrSet)] = &[
     (col::GEN_AI_AGENT_NAME, |r, v, i| {
         r.agent_name = Some(i.get(v))
     }),
-    (col::GEN_AI_AGENT_ID, |r, v, i| r.agent_id = Some(i.get(v))),
+    (col::GEN_AI_AGENT_ID, |r, v, i| {
+        r.rare_mut().agent_id = Some(i.get(v))
+    }),
     (col::GEN_AI_TOOL_NAME, |r, v, i| {
         r.tool_name = Some(i.get(v))
     }),
@@ -309,25 +313,27 @@ const STRING_READERS: &[(&str, StrSet)] = &[
         r.tool_call_id = Some(v.to_string())
     }),
     (col::GEN_AI_PROMPT_NAME, |r, v, i| {
-        r.prompt_name = Some(i.get(v))
+        r.rare_mut().prompt_name = Some(i.get(v))
     }),
     (col::MCP_METHOD_NAME, |r, v, i| {
         r.mcp_method = Some(i.get(v))
     }),
     (col::MCP_SESSION_ID, |r, v, i| {
-        r.mcp_session_id = Some(i.get(v))
+        r.rare_mut().mcp_session_id = Some(i.get(v))
     }),
     (col::MCP_RESOURCE_URI, |r, v, i| {
-        r.mcp_resource_uri = Some(i.get(v))
+        r.rare_mut().mcp_resource_uri = Some(i.get(v))
     }),
     (col::JSONRPC_REQUEST_ID, |r, v, i| {
         r.jsonrpc_request_id = Some(i.get(v))
     }),
     (col::RPC_RESPONSE_STATUS_CODE, |r, v, i| {
-        r.rpc_response_status_code = Some(i.get(v))
+        r.rare_mut().rpc_response_status_code = Some(i.get(v))
     }),
     (col::ERROR_TYPE, |r, v, i| r.error_type = Some(i.get(v))),
-    (col::SKILL_NAME, |r, v, i| r.skill_name = Some(i.get(v))),
+    (col::SKILL_NAME, |r, v, i| {
+        r.rare_mut().skill_name = Some(i.get(v))
+    }),
     (col::GUARDRAIL_NAME, |r, v, i| {
         r.guardrail_name = Some(i.get(v))
     }),
@@ -339,7 +345,7 @@ const STRING_READERS: &[(&str, StrSet)] = &[
         r.arguments_digest = Some(v.to_string())
     }),
     (col::MCP_META_TRACEPARENT, |r, v, _| {
-        r.mcp_meta_traceparent = Some(v.to_string())
+        r.rare_mut().mcp_meta_traceparent = Some(v.to_string())
     }),
 ];
 
@@ -816,7 +822,10 @@ impl Columns {
             row.tool_definitions = tool_defs(a, i, interner);
         }
         if let Some(a) = &self.events {
-            row.event_names = event_names(a, i, interner);
+            let names = event_names(a, i, interner);
+            if !names.is_empty() {
+                row.rare_mut().event_names = names;
+            }
         }
         if let Some(a) = &self.attributes {
             row.attribute_keys = a.keys(i, interner);

@@ -149,7 +149,9 @@ pub fn absorb(call: &mut Call, s: &SpanRow) {
         call.arguments_digest.clone_from(&s.arguments_digest);
     }
     if call.session_id.is_none() {
-        call.session_id.clone_from(&s.mcp_session_id);
+        if let Some(id) = s.mcp_session_id() {
+            call.session_id = Some(id.clone());
+        }
     }
     if call.request_id.is_none() {
         call.request_id.clone_from(&s.jsonrpc_request_id);
@@ -172,7 +174,7 @@ pub fn absorb(call: &mut Call, s: &SpanRow) {
             (s.method_is("tools/call")
                 && s.status() == super::span::StatusCode::Error
                 && s.error_type.is_none()
-                && s.rpc_response_status_code.is_none())
+                && s.rpc_response_status_code().is_none())
             .then_some(true)
         })
         .or_else(|| {

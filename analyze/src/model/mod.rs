@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 pub use calls::{Call, CallKind};
 pub use children::Children;
 pub use roles::McpRole;
-pub use span::{SpanId, SpanKind, SpanRow, StatusCode, ToolDef, TraceId, TraceSet};
+pub use span::{SpanId, SpanKind, SpanRare, SpanRow, StatusCode, ToolDef, TraceId, TraceSet};
 pub use stitch::{Orphan, OrphanMatch};
 
 /// All spans of one load, indexed and linked.

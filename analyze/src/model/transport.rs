@@ -29,8 +29,8 @@ fn header_marked(s: &SpanRow) -> bool {
 fn target(s: &SpanRow) -> Option<&str> {
     s.tool_name
         .as_deref()
-        .or(s.prompt_name.as_deref())
-        .or(s.mcp_resource_uri.as_deref())
+        .or(s.prompt_name().map(Sym::as_str))
+        .or(s.mcp_resource_uri().map(Sym::as_str))
 }
 
 fn nests(a: &SpanRow, b: &SpanRow) -> bool {
@@ -58,8 +58,8 @@ impl Demoted {
             index,
             mcp_method: s.mcp_method.clone(),
             tool_name: s.tool_name.clone(),
-            prompt_name: s.prompt_name.clone(),
-            mcp_resource_uri: s.mcp_resource_uri.clone(),
+            prompt_name: s.prompt_name().cloned(),
+            mcp_resource_uri: s.mcp_resource_uri().cloned(),
         }
     }
 
@@ -67,8 +67,14 @@ impl Demoted {
     pub fn restore(self, s: &mut SpanRow) {
         s.mcp_method = self.mcp_method;
         s.tool_name = self.tool_name;
-        s.prompt_name = self.prompt_name;
-        s.mcp_resource_uri = self.mcp_resource_uri;
+        if self.prompt_name.is_some() || self.mcp_resource_uri.is_some() {
+            let rare = s.rare_mut();
+            rare.prompt_name = self.prompt_name;
+            rare.mcp_resource_uri = self.mcp_resource_uri;
+        } else if let Some(rare) = s.rare.as_mut() {
+            rare.prompt_name = None;
+            rare.mcp_resource_uri = None;
+        }
     }
 }
 
@@ -128,8 +134,8 @@ pub fn demote_transport_spans(spans: &mut [SpanRow]) -> Vec<Demoted> {
                 index,
                 mcp_method: s.mcp_method.take(),
                 tool_name: s.tool_name.take(),
-                prompt_name: s.prompt_name.take(),
-                mcp_resource_uri: s.mcp_resource_uri.take(),
+                prompt_name: s.rare.as_mut().and_then(|r| r.prompt_name.take()),
+                mcp_resource_uri: s.rare.as_mut().and_then(|r| r.mcp_resource_uri.take()),
             }
         })
         .collect()

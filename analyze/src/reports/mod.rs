@@ -169,7 +169,7 @@ pub fn skill_of(model: &Model, span: usize) -> Option<&str> {
     let mut cur = Some(span);
     let mut steps = 0;
     while let Some(i) = cur {
-        if let Some(s) = model.spans[i].skill_name.as_deref() {
+        if let Some(s) = model.spans[i].skill_name().map(|v| v.as_str()) {
             return Some(s);
         }
         steps += 1;

@@ -248,8 +248,7 @@ fn scan(
             let trace = model.spans[e].trace_id.to_string();
             call.members.iter().any(|&m| {
                 model.spans[m]
-                    .mcp_meta_traceparent
-                    .as_deref()
+                    .mcp_meta_traceparent()
                     .and_then(traceparent_trace)
                     .is_some_and(|t| t.eq_ignore_ascii_case(&trace))
             })
@@ -475,7 +474,7 @@ mod tests {
         assert!(row.fix.contains("HTTP traceparent header"), "{}", row.fix);
         // The same, with `_meta.traceparent` of that trace captured on the request: `_meta`.
         let mut spans = host_client();
-        spans[2].mcp_meta_traceparent =
+        spans[2].rare_mut().mcp_meta_traceparent =
             Some(format!("00-{}-0303030303030303-01", TraceId([1; 16])));
         spans.push(span(1, 4, Some(3), "host", SpanKind::Client));
         spans.push(span(1, 5, Some(4), "srv", SpanKind::Server));

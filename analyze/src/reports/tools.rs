@@ -102,7 +102,7 @@ impl Totals {
                 let s = &model.spans[m];
                 s.status() == StatusCode::Error
                     || s.error_type.is_some()
-                    || s.rpc_response_status_code.is_some()
+                    || s.rpc_response_status_code().is_some()
             }) {
                 a.protocol_errors += 1;
             }

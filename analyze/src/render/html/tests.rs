@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::check::check_spans;
-use crate::model::span::{SpanKindField, SpanRow};
+use crate::model::span::{SpanKindField, SpanRare, SpanRow};
 use crate::model::{SpanId, SpanKind, TraceId};
 use crate::policy::Policy;
 use crate::rules::RULES;
@@ -50,8 +50,11 @@ fn broken_call() -> Vec<SpanRow> {
         tool_name: Some("search".into()),
         jsonrpc_request_id: Some("2".into()),
         service_name: Some("mcp-server".into()),
-        status_message: Some(HOSTILE.into()),
-        mcp_resource_uri: Some("https://tools.example/search".into()),
+        rare: Some(Box::new(SpanRare {
+            status_message: Some(HOSTILE.into()),
+            mcp_resource_uri: Some("https://tools.example/search".into()),
+            ..SpanRare::default()
+        })),
         ..span(2, 4, None, 12, "tools/call search")
     };
     vec![agent, exec, client, server]

@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
+use crate::model::span::Sym;
 use crate::model::stitch::StitchedGraph;
 use crate::model::{McpRole, Model, SpanRow, TraceId};
 use crate::rules::Finding;
@@ -289,7 +290,7 @@ fn attributes(s: &SpanRow) -> Vec<(&'static str, String)> {
         "parent_span_id",
         s.parent_span_id.map(|p| p.to_string()).as_deref(),
     );
-    put("status_message", s.status_message.as_deref());
+    put("status_message", s.status_message().map(Sym::as_str));
     put("service.name", s.service_name.as_deref());
     put("scope", s.scope_name.as_deref());
     put("gen_ai.operation.name", s.operation_name.as_deref());
@@ -297,20 +298,20 @@ fn attributes(s: &SpanRow) -> Vec<(&'static str, String)> {
     put("gen_ai.request.model", s.request_model.as_deref());
     put("gen_ai.conversation.id", s.conversation_id.as_deref());
     put("gen_ai.agent.name", s.agent_name.as_deref());
-    put("gen_ai.agent.id", s.agent_id.as_deref());
+    put("gen_ai.agent.id", s.agent_id().map(Sym::as_str));
     put("gen_ai.tool.name", s.tool_name.as_deref());
     put("gen_ai.tool.call.id", s.tool_call_id.as_deref());
-    put("gen_ai.prompt.name", s.prompt_name.as_deref());
+    put("gen_ai.prompt.name", s.prompt_name().map(Sym::as_str));
     put("mcp.method.name", s.mcp_method.as_deref());
-    put("mcp.session.id", s.mcp_session_id.as_deref());
-    put("mcp.resource.uri", s.mcp_resource_uri.as_deref());
+    put("mcp.session.id", s.mcp_session_id().map(Sym::as_str));
+    put("mcp.resource.uri", s.mcp_resource_uri().map(Sym::as_str));
     put("jsonrpc.request.id", s.jsonrpc_request_id.as_deref());
     put(
         "rpc.response.status_code",
-        s.rpc_response_status_code.as_deref(),
+        s.rpc_response_status_code().map(Sym::as_str),
     );
     put("error.type", s.error_type.as_deref());
-    put("skill.name", s.skill_name.as_deref());
+    put("skill.name", s.skill_name().map(Sym::as_str));
     put("guardrail.name", s.guardrail_name.as_deref());
     put("guardrail.decision", s.guardrail_decision.as_deref());
     let flag = |v: Option<bool>| v.map(|b| b.to_string());
@@ -325,7 +326,7 @@ fn attributes(s: &SpanRow) -> Vec<(&'static str, String)> {
         flag(s.result_text_is_json_object).as_deref(),
     );
     put("arguments_digest", s.arguments_digest.as_deref());
-    put("_meta.traceparent", s.mcp_meta_traceparent.as_deref());
+    put("_meta.traceparent", s.mcp_meta_traceparent());
     let list = |v: &[crate::model::span::Sym]| {
         (!v.is_empty()).then(|| v.iter().map(|x| x.as_str()).collect::<Vec<_>>().join(", "))
     };
@@ -341,7 +342,7 @@ fn attributes(s: &SpanRow) -> Vec<(&'static str, String)> {
             .as_deref(),
     );
     put("dialects", list(&s.dialects).as_deref());
-    put("events", list(&s.event_names).as_deref());
+    put("events", list(s.event_names()).as_deref());
     put("attribute keys", list(&s.attribute_keys).as_deref());
     a
 }
