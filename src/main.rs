@@ -69,10 +69,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // Every command keeps the memory it frees for reuse (`collect` says so again): the analyzer's
-    // windows free and reallocate a few hundred megabytes each, and faulting them in afresh was
-    // 4-6% of a 10M-span `check` (collector/src/allocator.rs).
-    collector::allocator::configure();
+    // Once pass 1 of a windowed `check` or `report` is over, what it freed goes back to the OS
+    // and what the windows free from then on is kept for reuse (analyze/src/phase.rs,
+    // collector/src/allocator.rs). `collect` keeps freed memory from the start.
+    analyze::phase::set_pass_one_done_hook(collector::allocator::release_then_keep);
     let cli = Cli::parse();
     let color = cli.ui.color;
     collector::process::init_logging(cli.global.log_format, |tty| color.enabled(tty));

@@ -15,6 +15,7 @@ pub mod error;
 pub mod incremental;
 pub mod load;
 pub mod model;
+pub mod phase;
 pub mod policy;
 pub mod query;
 pub mod render;

@@ -597,6 +597,8 @@ pub async fn each_window_where(
     let windows = plan(&idx.traces, &idx.conversations, window_spans);
     drop(idx.traces);
     drop(idx.conversations);
+    // What pass 1 freed goes back to the OS; what the windows free is kept for the next one.
+    crate::phase::pass_one_done();
     if trace {
         eprintln!("planned {} windows, {}", windows.len(), memory());
     }

@@ -1,6 +1,7 @@
 //! mimalloc settings, applied once at start-up by the binaries that use mimalloc as their global
-//! allocator (`tripline`, for every command, `tripline-collector`, `examples/collect`,
-//! `examples/request_path`).
+//! allocator (`tripline collect`, `tripline-collector`, `examples/collect`,
+//! `examples/request_path`), and by the analyzer's windowed commands once their first pass is over
+//! ([`release_then_keep`]).
 //!
 //! Why: a whole-process profile of `tripline collect` under load (BENCHMARKS.md, session 7)
 //! spent 9.6% of the request threads' CPU in the kernel zeroing fresh transparent huge pages that
@@ -14,10 +15,14 @@
 //!
 //! The analyzer has the same pattern at a larger grain: each window of a `check` builds a few
 //! hundred megabytes of rows and model and frees them before the next. With mimalloc's default
-//! purge delay the freed memory went back to the OS and the next window faulted fresh huge pages
-//! in (the kernel's `clear_page_rep` was 3.5% of a 10M-span `check`'s CPU samples). Keeping it
-//! cut that `check` from 18.40-18.71 s to 17.55-17.79 s and its system time from 1.8-2.7 s to
-//! 1.2 s, for 70-100 MiB more peak RSS (BENCHMARKS.md, session 51).
+//! purge delay the freed memory went back to the OS and the next window faulted fresh huge pages in
+//! (the kernel's `clear_page_rep` was 3.5% of a 10M-span `check`'s CPU samples). Keeping it cut
+//! that `check` from 18.40-18.71 s to 17.55-17.79 s and its system time from 1.8-2.7 s to 1.2 s
+//! (BENCHMARKS.md, session 51). But pass 1, before the windows, grows with the store, and kept from
+//! the start its freed memory stayed resident beside the windows': 1,770 MiB through the windows of
+//! a 100M-span `check`, against a 1,238 MiB peak before. So the analyzer keeps the default until
+//! pass 1 is over, then [`release_then_keep`] gives back what was freed and keeps what is freed
+//! from then on.
 //!
 //! An operator's `MIMALLOC_*` environment variable wins over the value set here, so each setting
 //! can still be changed (or undone) without a rebuild.
@@ -64,6 +69,7 @@ const MIMALLOC_MAJOR_MINOR: c_int = 303;
 
 unsafe extern "C" {
     fn mi_option_set(option: c_int, value: c_long);
+    fn mi_collect(force: bool);
     #[cfg(test)]
     fn mi_option_get(option: c_int) -> c_long;
     fn mi_version() -> c_int;
@@ -83,6 +89,23 @@ pub fn configure() {
             unsafe { mi_option_set(s.option, s.value) };
         }
     }
+}
+
+/// Gives the memory freed so far back to the OS, then keeps what is freed from now on
+/// ([`configure`]). For a process whose first phase grows with its input and is over, and whose
+/// next phases free and allocate the same amounts again: `check` and `report` after pass 1
+/// (`analyze::phase`). Only ranges freed under a purge delay can be given back (mimalloc
+/// schedules a purge when memory is freed, and a forced collection runs what is scheduled), so
+/// this is called once, with the default delay still in force.
+pub fn release_then_keep() {
+    // SAFETY: as in `configure`.
+    if unsafe { mi_version() } / 100 != MIMALLOC_MAJOR_MINOR {
+        return;
+    }
+    // SAFETY: takes a flag only; collects the calling thread's heap and runs the purges that are
+    // scheduled, whatever their expiry.
+    unsafe { mi_collect(true) };
+    configure();
 }
 
 /// What [`pretouch`] did.
