@@ -83,10 +83,9 @@ impl Model {
         let mut slots: Vec<u32> = Vec::with_capacity(spans.len());
         let (mut model_call_spans, mut guardrail_spans) = (Vec::new(), Vec::new());
         for (i, s) in spans.iter().enumerate() {
-            let next = u32::try_from(counts.len()).expect("fewer than 2^32 traces in a model");
             let slot = *slot_of.entry(s.trace_id).or_insert_with(|| {
                 counts.push(0);
-                next
+                u32::try_from(counts.len() - 1).expect("fewer than 2^32 traces in a model")
             });
             counts[slot as usize] += 1;
             slots.push(slot);

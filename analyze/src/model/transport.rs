@@ -67,13 +67,11 @@ impl Demoted {
     pub fn restore(self, s: &mut SpanRow) {
         s.mcp_method = self.mcp_method;
         s.tool_name = self.tool_name;
-        if self.prompt_name.is_some() || self.mcp_resource_uri.is_some() {
+        // A row without out-of-line fields gets them only when there is something to put back.
+        if s.rare.is_some() || self.prompt_name.is_some() || self.mcp_resource_uri.is_some() {
             let rare = s.rare_mut();
             rare.prompt_name = self.prompt_name;
             rare.mcp_resource_uri = self.mcp_resource_uri;
-        } else if let Some(rare) = s.rare.as_mut() {
-            rare.prompt_name = None;
-            rare.mcp_resource_uri = None;
         }
     }
 }
