@@ -483,10 +483,9 @@ pub fn check(data_dir: &Path, args: CheckArgs, ui: &UiArgs) -> anyhow::Result<Ex
     };
     // Every format straight to stdout, the findings merged from memory and disk as they are
     // written (the table tallies one row per rule): never every finding in memory.
-    let crate::rules::StreamedReport {
-        mut findings,
-        coverage,
-    } = streamed;
+    let crate::rules::StreamedReport { findings, coverage } = streamed;
+    // Merged on a thread of its own while this one writes (crate::read_ahead).
+    let mut findings = crate::read_ahead::ReadAhead::spawn(findings, 1024, 4);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let written = render::write_check_streamed(
         &mut out,

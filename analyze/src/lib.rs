@@ -18,6 +18,7 @@ pub mod model;
 pub mod phase;
 pub mod policy;
 pub mod query;
+pub mod read_ahead;
 pub mod render;
 pub mod reports;
 pub mod rules;

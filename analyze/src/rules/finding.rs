@@ -34,7 +34,17 @@ fn ser_display_vec<T: std::fmt::Display, S: serde::Serializer>(
     v: &[T],
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    s.collect_seq(v.iter().map(ToString::to_string))
+    s.collect_seq(v.iter().map(Displayed))
+}
+
+/// A value serialised as its `Display` text, written straight to the serializer (no `String`
+/// per value).
+struct Displayed<'a, T>(&'a T);
+
+impl<T: std::fmt::Display> Serialize for Displayed<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self.0)
+    }
 }
 
 impl Finding {
