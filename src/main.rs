@@ -68,12 +68,22 @@ enum Command {
     Man,
 }
 
+/// Whether `command` stays up and checks again and again (`check --follow`, the MCP server).
+fn waits_between_checks(command: &Command) -> bool {
+    matches!(command, Command::Check(a) if a.follow) || matches!(command, Command::Mcp(_))
+}
+
 fn main() -> ExitCode {
+    let cli = Cli::parse();
     // Once pass 1 of a windowed `check` or `report` is over, what it freed goes back to the OS
     // and what the windows free from then on is kept for reuse (analyze/src/phase.rs,
-    // collector/src/allocator.rs). `collect` keeps freed memory from the start.
-    analyze::phase::set_pass_one_done_hook(collector::allocator::release_then_keep);
-    let cli = Cli::parse();
+    // collector/src/allocator.rs). `collect` keeps freed memory from the start. A process that
+    // waits between checks (`check --follow`, the MCP server) keeps mimalloc's default and gives
+    // freed memory back: kept, a follower sat at its first check's high-water mark while it
+    // polled (790 MiB after a 10M-span store's first batch, BENCHMARKS.md session 52).
+    if !waits_between_checks(&cli.command) {
+        analyze::phase::set_pass_one_done_hook(collector::allocator::release_then_keep);
+    }
     let color = cli.ui.color;
     collector::process::init_logging(cli.global.log_format, |tty| color.enabled(tty));
     let data_dir = cli.global.data_dir;
@@ -111,5 +121,25 @@ fn main() -> ExitCode {
             eprintln!("error: {}", collector::process::error_chain(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waits(args: &[&str]) -> bool {
+        let cli = Cli::try_parse_from(std::iter::once("tripline").chain(args.iter().copied()))
+            .expect("arguments parse");
+        waits_between_checks(&cli.command)
+    }
+
+    #[test]
+    fn only_processes_that_check_again_give_freed_memory_back() {
+        assert!(waits(&["check", "--follow"]));
+        assert!(waits(&["mcp"]));
+        assert!(!waits(&["check"]));
+        assert!(!waits(&["check", "--since", "last"]));
+        assert!(!waits(&["report", "tools"]));
     }
 }

@@ -96,9 +96,10 @@ pub fn configure() {
 /// next phases free and allocate the same amounts again: `check` and `report` after pass 1
 /// (`analyze::phase`). Only ranges freed under a purge delay can be given back (mimalloc
 /// schedules a purge when memory is freed, and a forced collection runs what is scheduled), so
-/// only the process's first call gives memory back. A later call (the next check of
-/// `check --follow`, or of the MCP server) finds the purge already off: it collects the calling
-/// thread's heap and changes nothing else, and that pass 1's freed memory stays for reuse.
+/// only the process's first call gives memory back: a process that checks again and again
+/// (`check --follow`, the MCP server) does not call it and keeps mimalloc's default, so that it
+/// does not hold its first check's high-water mark while it waits (the `tripline` binary's
+/// `main`).
 pub fn release_then_keep() {
     // SAFETY: as in `configure`.
     if unsafe { mi_version() } / 100 != MIMALLOC_MAJOR_MINOR {
