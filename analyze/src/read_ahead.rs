@@ -72,6 +72,21 @@ impl<T> Iterator for ReadAhead<T> {
     }
 }
 
+impl<T> Drop for ReadAhead<T> {
+    /// Stops the producer and waits for it, so that what the iterator holds (a check's spill
+    /// directory) is released before the caller goes on, also when it stopped early (a closed
+    /// stdout). A producer blocked on the channel stops once it is closed; one producing a chunk
+    /// stops after that chunk.
+    fn drop(&mut self) {
+        let (_, closed) = sync_channel(0);
+        drop(std::mem::replace(&mut self.chunks, closed));
+        if let Some(p) = self.producer.take() {
+            // A panic there was the producer's; the consumer is going away, so it is not raised.
+            let _ = p.join();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,9 +111,25 @@ mod tests {
     }
 
     #[test]
-    fn a_consumer_that_stops_early_lets_the_producer_end() {
-        let mut read = ReadAhead::spawn(0..u64::MAX, 16, 1);
+    fn a_consumer_that_stops_early_ends_the_producer_and_what_it_holds() {
+        struct Held(std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Held {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let held = Held(released.clone());
+        // Endless: the producer ends only because the consumer went away.
+        let items = (0..u64::MAX).inspect(move |_| {
+            let _ = &held;
+        });
+        let mut read = ReadAhead::spawn(items, 16, 1);
         assert_eq!(read.next(), Some(0));
         drop(read);
+        assert!(
+            released.load(std::sync::atomic::Ordering::SeqCst),
+            "the iterator is dropped before the consumer's drop returns"
+        );
     }
 }
