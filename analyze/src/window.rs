@@ -383,7 +383,7 @@ fn groups(traces: &[TraceExtent], conversations: &[(TraceId, u64)]) -> Groups {
     }
     let order = sorted_by(traces, |i| {
         let r = parent[i as usize];
-        (first[r as usize], (u64::from(r) << 32) | u64::from(i))
+        (first[r as usize], r)
     });
     drop(first);
     let mut groups: Vec<(u32, u64)> = Vec::new();
@@ -401,56 +401,31 @@ fn groups(traces: &[TraceExtent], conversations: &[(TraceId, u64)]) -> Groups {
     Groups { order, groups }
 }
 
-/// The indices of `traces` ordered by `key`, a time and then a tie-break that orders by trace
-/// index: `(time, index)`, or `(time, group root << 32 | index)`. Trace indices stand for trace
-/// ids, as the orders are defined, when `traces` is in trace id order, as pass 1 gives it; the
-/// keys are then built once, 16 bytes each, and sorted as integers. A comparison sort that looked
-/// the keys up through the indices (a cache miss or three per comparison, ids compared as bytes)
-/// was a third of a second of planning's single-threaded half second at 10M spans (perf, session
-/// 52). Other orders of `traces` sort on the ids themselves.
-fn sorted_by<K: Copy + Ord + TieIndex>(
-    traces: &[TraceExtent],
-    key: impl Fn(u32) -> (i64, K),
-) -> Vec<u32> {
+/// The indices of `traces` ordered by `key(i)` = (time, tie), then by the trace id of `tie`,
+/// then by index: the tie is the trace itself (`plan`) or its group's root (`groups`). When
+/// `traces` is in trace id order, as pass 1 gives it, trace indices order as trace ids, so the
+/// keys are built once as (time, tie << 32 | index), 16 bytes each, and sorted as integers. A
+/// comparison sort that looked the keys up through the indices (a cache miss or three per
+/// comparison, ids compared as bytes) was a third of a second of planning's single-threaded half
+/// second at 10M spans (perf, session 52). Other orders of `traces` sort on the ids themselves.
+fn sorted_by(traces: &[TraceExtent], key: impl Fn(u32) -> (i64, u32)) -> Vec<u32> {
     let n = traces.len() as u32;
     if traces.is_sorted_by_key(|t| t.trace) {
-        let mut keyed: Vec<(i64, K)> = (0..n).map(&key).collect();
+        let mut keyed: Vec<(i64, u64)> = (0..n)
+            .map(|i| {
+                let (time, tie) = key(i);
+                (time, (u64::from(tie) << 32) | u64::from(i))
+            })
+            .collect();
         keyed.sort_unstable();
-        return keyed.into_iter().map(|(_, k)| k.index()).collect();
+        return keyed.into_iter().map(|(_, k)| k as u32).collect();
     }
     let mut order: Vec<u32> = (0..n).collect();
     order.sort_unstable_by_key(|&i| {
-        let (time, k) = key(i);
-        (time, traces[k.first() as usize].trace, k.index())
+        let (time, tie) = key(i);
+        (time, traces[tie as usize].trace, i)
     });
     order
-}
-
-/// A tie-break of [`sorted_by`]: the trace whose id orders the tie first, and the index sorted.
-trait TieIndex {
-    /// The trace (index) whose id breaks a tie first.
-    fn first(self) -> u32;
-    /// The index being sorted.
-    fn index(self) -> u32;
-}
-
-impl TieIndex for u32 {
-    fn first(self) -> u32 {
-        self
-    }
-    fn index(self) -> u32 {
-        self
-    }
-}
-
-/// `group root << 32 | index`.
-impl TieIndex for u64 {
-    fn first(self) -> u32 {
-        (self >> 32) as u32
-    }
-    fn index(self) -> u32 {
-        self as u32
-    }
 }
 
 /// Each link of `conversations` as (conversation hash, index of its trace in `traces`); links of
@@ -944,10 +919,7 @@ mod tests {
             );
             let keyed = sorted_by(&traces, |i| {
                 let r = root[i as usize];
-                (
-                    traces[r as usize].first_ns,
-                    (u64::from(r) << 32) | u64::from(i),
-                )
+                (traces[r as usize].first_ns, r)
             });
             assert_eq!(keyed, order, "groups' order, traces sorted: {sorted}");
         }
