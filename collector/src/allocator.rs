@@ -130,7 +130,7 @@ const GLIBC_SETTINGS: &[(c_int, c_int)] = &[
     // raised as large blocks are freed).
     (libc::M_TRIM_THRESHOLD, 256 << 20),
     // Blocks up to 32 MiB come from the heap, not from an `mmap` of their own that `free`
-    // unmaps; a fixed value also stops glibc adjusting the trim threshold back down.
+    // unmaps. Set by hand, glibc no longer moves either threshold as large blocks are freed.
     (libc::M_MMAP_THRESHOLD, 32 << 20),
     // The heap grows by 16 MiB more than asked, so growing it is rare.
     (libc::M_TOP_PAD, 16 << 20),
