@@ -140,7 +140,7 @@ const GLIBC_SETTINGS: &[(c_int, c_int)] = &[
 /// `GLIBC_TUNABLES` sets any `glibc.malloc.*` tunable. Returns how many settings glibc accepted
 /// (none off glibc).
 pub fn keep_glibc_heap() -> usize {
-    if std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc.")) {
+    if operator_sets_malloc_tunables() {
         return 0;
     }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -156,6 +156,12 @@ pub fn keep_glibc_heap() -> usize {
     {
         0
     }
+}
+
+/// Whether `GLIBC_TUNABLES` sets any `glibc.malloc.*` tunable, which [`keep_glibc_heap`] leaves
+/// alone.
+fn operator_sets_malloc_tunables() -> bool {
+    std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc."))
 }
 
 /// What [`pretouch`] did.
@@ -256,8 +262,7 @@ mod tests {
     #[test]
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn glibc_takes_every_heap_setting_unless_the_environment_sets_malloc_tunables() {
-        let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
-        let expected = if tunables.contains("glibc.malloc.") {
+        let expected = if operator_sets_malloc_tunables() {
             0
         } else {
             GLIBC_SETTINGS.len()
