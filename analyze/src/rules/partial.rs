@@ -9,7 +9,7 @@
 //! `finish(scan(input))`, so both paths share one implementation.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::Hash;
+use std::hash::{Hash, Hasher};
 
 #[cfg(doc)]
 use super::Rule;
@@ -78,11 +78,39 @@ impl<K: Hash + Eq> Sampler<K> {
             first: Vec::new(),
         });
         g.count += 1;
+        // A window's spans come in key order, so once a group holds its `keep` a span is almost
+        // always later than all of them: one comparison, not a binary search of tuple
+        // comparisons (TL015 adds most spans of a store, session 55).
+        if g.first.len() >= self.keep && g.first.last().is_some_and(|(k, _)| *k <= key) {
+            return;
+        }
         let pos = g.first.partition_point(|(k, _)| *k <= key);
         if pos < self.keep {
             g.first.insert(pos, (key, i));
             g.first.truncate(self.keep);
         }
+    }
+}
+
+/// A string compared and hashed by where it lies, not by its bytes: a cheap part of a
+/// [`Sampler`] key for interned names (a window's rows share one allocation per distinct value,
+/// and a rule's constants have one address). Why: hashing and comparing the names' bytes on
+/// every span was TL015's largest cost (perf, session 55). One text at two addresses makes two
+/// groups in the window; [`Partial::add_samples`] merges groups by their text, so the outcome is
+/// the same.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ByAddr<'a>(pub &'a str);
+
+impl PartialEq for ByAddr<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0.as_ptr(), other.0.as_ptr()) && self.0.len() == other.0.len()
+    }
+}
+impl Eq for ByAddr<'_> {}
+impl Hash for ByAddr<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_usize(self.0.as_ptr() as usize);
+        h.write_usize(self.0.len());
     }
 }
 
@@ -241,6 +269,42 @@ impl Partial {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_split_by_address_merge_by_text_keeping_the_earliest() {
+        // One text at two addresses (two scan tasks' interners): two groups in the sampler,
+        // one sample once folded, with the count of both and the earliest spans of both.
+        let (a, b) = (String::from("svc"), String::from("svc"));
+        assert!(!std::ptr::eq(a.as_ptr(), b.as_ptr()));
+        let key = |start: i64| (start, TraceId([1; 16]), SpanId([start as u8; 8]));
+        let mut sampler = Sampler::new(2);
+        for (start, name) in [(5, &a), (1, &b), (3, &a), (7, &b), (2, &a), (9, &a)] {
+            sampler.add(ByAddr(name.as_str()), key(start), start as usize);
+        }
+        // A span later than a full group's kept ones is counted, not kept.
+        assert_eq!(sampler.groups[&ByAddr(a.as_str())].first.len(), 2);
+        let mut p = Partial::default();
+        p.add_samples(
+            sampler,
+            |k| vec![k.0.to_string()],
+            |i| Finding {
+                rule: "TL000",
+                name: "test",
+                severity: crate::rules::Severity::Info,
+                trace_id: TraceId([1; 16]),
+                span_id: SpanId([i as u8; 8]),
+                conversation_id: None,
+                tool: None,
+                message: String::new(),
+                related: Vec::new(),
+            },
+        );
+        assert_eq!(p.samples.len(), 1);
+        let sample = &p.samples[&vec!["svc".to_string()]];
+        assert_eq!(sample.count, 6);
+        let kept: Vec<i64> = sample.first.iter().map(|(k, _)| k.0).collect();
+        assert_eq!(kept, [1, 2]);
+    }
 
     #[test]
     fn counts_are_found_by_address_or_by_text_and_merge() {

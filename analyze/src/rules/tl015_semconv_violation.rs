@@ -14,7 +14,7 @@
 
 use schemas::schema::col;
 
-use super::partial::{span_key, Sampler};
+use super::partial::{span_key, ByAddr, Sampler};
 use super::{Coverage, Finding, Partial, Rule, RuleDocs, RuleInput, RuleOutcome, Severity};
 use crate::model::list_memo::ListMemo;
 use crate::model::span::Sym;
@@ -109,8 +109,8 @@ impl Rule for SemconvViolation {
             examined += usize::from(candidate);
             for problem in problems.into_iter().flatten() {
                 let group = Group {
-                    service: s.service_name.as_deref(),
-                    scope: s.scope_name.as_deref(),
+                    service: s.service_name.as_deref().map(ByAddr),
+                    scope: s.scope_name.as_deref().map(ByAddr),
                     problem,
                 };
                 groups.add(group, span_key(input, i), i);
@@ -183,24 +183,25 @@ impl KeyFacts {
     }
 }
 
-/// A span's kind as the finding names it.
+/// A span's kind as the finding names it (names compared by address: [`ByAddr`]).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Label<'a> {
-    Mcp(&'a str),
-    Operation(&'a str),
+    Mcp(ByAddr<'a>),
+    Operation(ByAddr<'a>),
     GenAi,
 }
 
-/// The required names a span did not send, in the order the message lists them.
+/// The required names a span did not send, in the order the message lists them (the rule's
+/// constants, compared by address: [`ByAddr`]).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct Missing {
-    names: [&'static str; 3],
+    names: [ByAddr<'static>; 3],
     len: usize,
 }
 
 impl Missing {
     fn push(&mut self, name: &'static str) {
-        self.names[self.len] = name;
+        self.names[self.len] = ByAddr(name);
         self.len += 1;
     }
 }
@@ -211,11 +212,11 @@ enum Problem<'a> {
     ErrorType(StatusCode),
 }
 
-/// One finding's group: service, scope and problem.
+/// One finding's group: service, scope and problem, names compared by address ([`ByAddr`]).
 #[derive(PartialEq, Eq, Hash)]
 struct Group<'a> {
-    service: Option<&'a str>,
-    scope: Option<&'a str>,
+    service: Option<ByAddr<'a>>,
+    scope: Option<ByAddr<'a>>,
     problem: Problem<'a>,
 }
 
@@ -226,13 +227,17 @@ impl Group<'_> {
         let what = match self.problem {
             Problem::Lack { label, missing } => {
                 let label = match label {
-                    Label::Mcp(method) => format!("MCP {method}"),
-                    Label::Operation(op) => op.to_string(),
+                    Label::Mcp(method) => format!("MCP {}", method.0),
+                    Label::Operation(op) => op.0.to_string(),
                     Label::GenAi => "GenAI".to_string(),
                 };
                 format!(
                     "{label} span(s) lack {}",
-                    missing.names[..missing.len].join(", ")
+                    missing.names[..missing.len]
+                        .iter()
+                        .map(|n| n.0)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             }
             Problem::ErrorType(status) => {
@@ -240,8 +245,8 @@ impl Group<'_> {
             }
         };
         vec![
-            self.service.unwrap_or("?").to_string(),
-            self.scope.unwrap_or_default().to_string(),
+            self.service.map_or("?", |s| s.0).to_string(),
+            self.scope.map_or("", |s| s.0).to_string(),
             what,
         ]
     }
@@ -263,7 +268,7 @@ fn missing_required(s: &SpanRow, keys: KeyFacts) -> Option<(Label<'_>, Missing)>
                 missing.push(OPERATION);
             }
         }
-        return Some((Label::Mcp(method), missing));
+        return Some((Label::Mcp(ByAddr(method)), missing));
     }
     let genai = s.operation_name.is_some() || keys.genai_identity;
     if !genai {
@@ -276,5 +281,8 @@ fn missing_required(s: &SpanRow, keys: KeyFacts) -> Option<(Label<'_>, Missing)>
     if op == Some("execute_tool") && !keys.tool {
         missing.push(TOOL);
     }
-    Some((op.map_or(Label::GenAi, Label::Operation), missing))
+    Some((
+        op.map_or(Label::GenAi, |op| Label::Operation(ByAddr(op))),
+        missing,
+    ))
 }
