@@ -15,7 +15,7 @@
 //! ([`RuleInput::guardrails`], read in pass 1); a window judges the agent runs of its core, each
 //! whole (a run lies in one trace).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::groups::Groups;
 use super::input::short_list;
@@ -24,6 +24,9 @@ use crate::model::{Call, McpRole, Model, Run};
 use crate::policy::tool_part;
 
 pub struct GuardrailNotEvaluated;
+
+/// A set hashed with foldhash: keys are the analyzer's own (runs, span positions, names).
+type FastSet<T> = HashSet<T, foldhash::fast::RandomState>;
 
 static DOCS: RuleDocs = RuleDocs {
     what: "A guardrail that guards a tool never evaluated in an agent run that executed the tool. \
@@ -127,18 +130,25 @@ impl Rule for GuardrailNotEvaluated {
         }
         // (run, guardrail) -> the guarded, host-observed calls of that run.
         let mut needed: Groups<(Run, &str), &Call> = Groups::default();
-        let mut runs: BTreeSet<Run> = BTreeSet::new();
-        let mut server_only: BTreeSet<Run> = BTreeSet::new();
+        // Only counted, so unordered.
+        let mut runs: FastSet<Run> = FastSet::default();
+        let mut server_only: FastSet<Run> = FastSet::default();
+        // The guardrails guarding each tool, worked out once per tool name: a window has tens of
+        // thousands of calls of a few dozen tools, and each asked every guardrail's tool set.
+        let mut guarding: HashMap<&str, Vec<&str>, foldhash::fast::RandomState> =
+            HashMap::default();
         for call in executed() {
             let Some(tool) = call.tool.as_deref() else {
                 continue;
             };
             let run = model.call_run(call);
-            let mut guarded = false;
             let host = host_side_seen(model, call);
-            for g in declared.guarding(tool) {
-                guarded = true;
-                if host {
+            let guards = guarding
+                .entry(tool)
+                .or_insert_with(|| declared.guarding(tool).collect());
+            let guarded = !guards.is_empty();
+            if host {
+                for &g in guards.iter() {
                     needed.push((run, g), call);
                 }
             }
@@ -155,20 +165,20 @@ impl Rule for GuardrailNotEvaluated {
         }
         // Runs seen only from the MCP server (the guardrail runs in the host, which is not there).
         let needed = needed.into_sorted();
-        let needed_runs: HashSet<Run> = needed.iter().map(|((run, _), _)| *run).collect();
+        let needed_runs: FastSet<Run> = needed.iter().map(|((run, _), _)| *run).collect();
         let server_only = server_only
             .into_iter()
             .filter(|r| !needed_runs.contains(r))
             .count();
         out.add(SERVER_ONLY, server_only);
         // Decisions made per run, by guardrail name.
-        let mut evaluated: HashSet<(Run, &str)> = HashSet::new();
+        let mut evaluated: FastSet<(Run, &str)> = FastSet::default();
         for &i in &model.guardrail_spans {
             if let Some(name) = model.spans[i].guardrail_name.as_deref() {
                 evaluated.insert((model.span_run(i), name));
             }
         }
-        let left_to_tl002: HashSet<usize> = input
+        let left_to_tl002: FastSet<usize> = input
             .unapproved_calls()
             .iter()
             .map(|(c, _)| c.anchor)
