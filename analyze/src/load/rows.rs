@@ -50,12 +50,6 @@ impl RowReader {
         let n = batch.num_rows();
         let cols = Columns::new(batch)?;
         self.interner.last.resize(STRING_READERS.len(), None);
-        // A view names bytes in this batch's buffers: the last views of the previous batch
-        // say nothing about this one.
-        self.interner.last_view.clear();
-        self.interner
-            .last_view
-            .resize(STRING_READERS.len(), NO_VIEW);
         let mut skipped = 0;
         out.reserve(n);
         for i in 0..n {
@@ -90,9 +84,6 @@ struct Interner {
     /// Per string column, by its place in [`STRING_READERS`], the value it interned last
     /// ([`Slot`]); kept from batch to batch, whichever columns a batch leaves out.
     last: Vec<Option<Sym>>,
-    /// Per string column, the view (`Utf8View`) of the value in `last` in the current batch, or
-    /// [`NO_VIEW`] ([`Slot::get`]).
-    last_view: Vec<u128>,
     /// Key lists with the registry attributes kept in typed columns added
     /// ([`Interner::with_in_columns`]), by (the map's key list, `attributes_in_columns`). The
     /// map's list is kept too, so its allocation (the key) is never reused for another list.
@@ -250,39 +241,22 @@ type StrSet = fn(&mut SpanRow, &str, &mut Slot<'_>);
 /// compared before the interner is asked, so a run of equal values (a batch's spans share
 /// their service, scope and often their name) costs a comparison each, not a hash and a
 /// lookup.
-///
-/// With a `Utf8View` column the row's view is compared first: two equal views of one batch
-/// name the same bytes (a long string's view holds its length, prefix, buffer and offset; a
-/// short one's holds the string itself), so a run of a dictionary-encoded value costs a 16-byte
-/// comparison, not a comparison of its bytes (`memcmp` under this was 2.4% of a 10M-span
-/// `check`, perf, session 55).
 struct Slot<'a> {
     interner: &'a mut Interner,
     /// The column's place in [`STRING_READERS`].
     column: usize,
-    /// The row's view, when the column is `Utf8View`.
-    view: Option<u128>,
 }
-
-/// No view: what [`Interner::last_view`] holds for a column whose last value came without one
-/// (a valid view never has all bits set: its length would be 2^32 - 1).
-const NO_VIEW: u128 = u128::MAX;
 
 impl Slot<'_> {
     fn get(&mut self, s: &str) -> Sym {
-        let view = self.view.unwrap_or(NO_VIEW);
-        if let Some(v) = self.interner.last[self.column].as_ref() {
-            if view != NO_VIEW && self.interner.last_view[self.column] == view {
-                return v.clone();
-            }
-            if v.as_str() == s {
-                self.interner.last_view[self.column] = view;
-                return v.clone();
-            }
+        if let Some(v) = self.interner.last[self.column]
+            .as_ref()
+            .filter(|v| v.as_str() == s)
+        {
+            return v.clone();
         }
         let v = self.interner.get(s);
         self.interner.last[self.column] = Some(v.clone());
-        self.interner.last_view[self.column] = view;
         v
     }
 }
@@ -830,13 +804,7 @@ impl Columns {
         };
         for &(column, set, ref a) in &self.strings {
             if !a.is_null(i) {
-                let view = a.view(i);
-                let mut slot = Slot {
-                    interner,
-                    column,
-                    view,
-                };
-                set(&mut row, a.value(i), &mut slot);
+                set(&mut row, a.value(i), &mut Slot { interner, column });
             }
         }
         for (set, a) in &self.ints {
@@ -1125,52 +1093,6 @@ mod tests {
         RowReader::default().append(batch, &mut rows)?;
         assert_eq!(rows.len(), 1);
         Ok(format!("{rows:?}"))
-    }
-
-    /// Names as `Utf8View`, ids made up: one batch of the scan's shape.
-    fn named(names: &[&str]) -> RecordBatch {
-        use arrow::array::{ArrayRef, FixedSizeBinaryArray, StringViewArray};
-        let ids = |width: usize| -> ArrayRef {
-            let values: Vec<Vec<u8>> = (0..names.len())
-                .map(|k| {
-                    let mut v = vec![0u8; width];
-                    v[width - 1] = k as u8 + 1;
-                    v
-                })
-                .collect();
-            Arc::new(FixedSizeBinaryArray::try_from_iter(values.into_iter()).expect("ids"))
-        };
-        let name: ArrayRef = Arc::new(StringViewArray::from(names.to_vec()));
-        RecordBatch::try_from_iter([
-            (col::TRACE_ID, ids(16)),
-            (col::SPAN_ID, ids(8)),
-            (col::NAME, name),
-        ])
-        .expect("batch")
-    }
-
-    #[test]
-    fn a_view_seen_in_an_earlier_batch_is_not_taken_for_the_same_string() {
-        // Same length and prefix, both at offset 0 of their batch's first data buffer: the
-        // second batch's view equals the first one's, its bytes do not.
-        let (a, b) = ("tools/call get_ticket_alpha", "tools/call get_ticket_bravo");
-        let mut reader = RowReader::default();
-        let mut rows: Vec<SpanRow> = Vec::new();
-        let first = named(&[a, a, "short", "short", a]);
-        let second = named(&[b, a, b]);
-        let view = |batch: &RecordBatch, i: usize| {
-            StrCol::of(batch.column_by_name(col::NAME).expect("name"))
-                .expect("text")
-                .view(i)
-        };
-        assert_eq!(view(&first, 0), view(&second, 0), "the views collide");
-        reader.append(&first, &mut rows).expect("first batch");
-        reader.append(&second, &mut rows).expect("second batch");
-        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, [a, a, "short", "short", a, b, a, b]);
-        // Equal values within a batch still share one allocation.
-        assert!(rows[0].name.shares(&rows[1].name));
-        assert!(rows[5].name.shares(&rows[7].name));
     }
 
     #[test]

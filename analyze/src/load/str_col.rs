@@ -54,15 +54,6 @@ impl StrCol {
         }
     }
 
-    /// Row `i`'s view, for a `Utf8View` column: equal views of one array are equal strings
-    /// (the converse does not hold).
-    pub fn view(&self, i: usize) -> Option<u128> {
-        match self {
-            Self::Offsets(_) => None,
-            Self::Views(a) => Some(a.views()[i]),
-        }
-    }
-
     /// Row `i`'s text, `None` when null.
     pub fn get(&self, i: usize) -> Option<&str> {
         (!self.is_null(i)).then(|| self.value(i))
