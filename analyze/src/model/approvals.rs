@@ -5,13 +5,14 @@
 
 use std::collections::HashMap;
 
+use crate::model::span::Sym;
 use crate::model::{Call, Model, Scope};
 
 /// One approval that can cover one later call.
 #[derive(Clone, Debug)]
 pub struct Approval {
     pub scope: Scope,
-    pub tool: Option<String>,
+    pub tool: Option<Sym>,
     pub tool_call_id: Option<String>,
     /// When the approval was granted (ns): the `allow` decision's start, or the end of the round
     /// that asked for input.
@@ -34,7 +35,7 @@ impl Approvals {
     pub fn collect(model: &Model) -> Self {
         let mut out = Self::default();
         // Pending require_approval decisions per scope: (tool, call id, span).
-        type Pending = Vec<(Option<String>, Option<String>, usize)>;
+        type Pending = Vec<(Option<Sym>, Option<String>, usize)>;
         let mut pending: HashMap<Scope, Pending, foldhash::fast::RandomState> = HashMap::default();
         for &i in &model.guardrail_spans {
             let s = &model.spans[i];
@@ -44,7 +45,7 @@ impl Approvals {
             let scope = model.span_scope(i);
             match decision {
                 "require_approval" => pending.entry(scope).or_default().push((
-                    s.tool_name.as_deref().map(str::to_string),
+                    s.tool_name.clone(),
                     s.tool_call_id.clone(),
                     i,
                 )),
@@ -62,7 +63,7 @@ impl Approvals {
                         let (tool, id, req) = list.remove(pos);
                         out.items.push(Approval {
                             scope,
-                            tool: tool.or_else(|| s.tool_name.as_deref().map(str::to_string)),
+                            tool: tool.or_else(|| s.tool_name.clone()),
                             tool_call_id: id.or_else(|| s.tool_call_id.clone()),
                             granted_ns: s.start_ns,
                             spans: vec![req, i],

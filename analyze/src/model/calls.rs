@@ -29,7 +29,7 @@ pub struct Call {
     /// Every span of the call (anchor, MCP client/server spans of the same method), in-trace or
     /// stitched.
     pub members: Vec<usize>,
-    pub tool: Option<String>,
+    pub tool: Option<Sym>,
     pub tool_call_id: Option<String>,
     pub arguments_digest: Option<String>,
     /// `isError` as observed (None = no span carried the result or an error classification).
@@ -140,7 +140,7 @@ fn same_tool(a: &SpanRow, b: &SpanRow) -> bool {
 /// Folds one span's facts into the call.
 pub fn absorb(call: &mut Call, s: &SpanRow) {
     if call.tool.is_none() {
-        call.tool = s.tool_name.as_deref().map(str::to_string);
+        call.tool.clone_from(&s.tool_name);
     }
     if call.tool_call_id.is_none() {
         call.tool_call_id.clone_from(&s.tool_call_id);

@@ -79,7 +79,7 @@ impl Totals {
     pub fn add(&mut self, model: &Model, owned: &Owned) {
         let mut approvals = Approvals::collect(model);
         for call in model.calls.iter().filter(|c| c.is_tool()) {
-            let Some(tool) = call.tool.clone() else {
+            let Some(tool) = call.tool.as_deref().map(str::to_string) else {
                 if owned.span(call.anchor) {
                     self.unnamed += 1;
                 }

@@ -79,7 +79,7 @@ impl Rule for LethalTrifecta {
                         continue;
                     };
                     let u_desc = match &u.kind {
-                        CallKind::Tool => u.tool.clone().unwrap_or_default(),
+                        CallKind::Tool => u.tool.as_deref().unwrap_or_default().to_string(),
                         CallKind::Request(m) => m.clone(),
                     };
                     findings.push(
