@@ -44,6 +44,7 @@ impl IdCol {
         self.len() == 0
     }
 
+    #[inline]
     pub fn is_null(&self, i: usize) -> bool {
         match self {
             Self::Offsets(a) => a.is_null(i),
@@ -53,6 +54,7 @@ impl IdCol {
 
     /// Row `i`'s bytes (empty for a null row: check [`IdCol::is_null`] first, or use
     /// [`IdCol::get`]).
+    #[inline]
     pub fn value(&self, i: usize) -> &[u8] {
         match self {
             Self::Offsets(a) => a.value(i),
@@ -61,6 +63,7 @@ impl IdCol {
     }
 
     /// Row `i`'s bytes, `None` when null.
+    #[inline]
     pub fn get(&self, i: usize) -> Option<&[u8]> {
         (!self.is_null(i)).then(|| self.value(i))
     }
