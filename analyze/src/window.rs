@@ -34,7 +34,7 @@ use schemas::schema::col as c;
 
 use crate::error::LoadError;
 use crate::load::index::{self, SharedTraces, TraceExtent};
-use crate::load::{log_join, scan_window, trace_filter, Projection, ScanFilter};
+use crate::load::{log_join, scan_window, Projection, ScanFilter};
 use crate::model::stitch::SKEW_NS;
 use crate::model::{Model, SpanRow, TraceId, TraceSet};
 use crate::policy::Policy;
@@ -672,10 +672,9 @@ pub async fn each_window_where(
             if fresh.is_empty() {
                 return Ok((Vec::new(), 0, t0.elapsed()));
             }
-            let keep: SharedTraces = Arc::new(fresh.into_iter().collect());
             // Rows of other traces are dropped by the Parquet reader on `trace_id` alone,
-            // before their other columns are decoded.
-            filters.push(trace_filter::in_traces(&keep));
+            // before their other columns are decoded (`scan_window`).
+            let keep: SharedTraces = Arc::new(fresh.into_iter().collect());
             let (parts, decoded) = scan_window(ctx, data_dir, filters, projection, keep).await?;
             Ok((parts, decoded, t0.elapsed()))
         })

@@ -450,19 +450,6 @@ impl Pass1 {
     }
 }
 
-/// Keeps the rows of `batch` whose trace is in `keep`.
-pub fn keep_traces(
-    batch: &RecordBatch,
-    keep: &std::collections::HashSet<TraceId, foldhash::fast::RandomState>,
-) -> Result<RecordBatch, DataFusionError> {
-    let idx = batch.schema().index_of(c::TRACE_ID)?;
-    let ids = IdCol::of(batch.column(idx))?;
-    let mask: arrow::array::BooleanArray = (0..ids.len())
-        .map(|i| Some(TraceId::from_slice(ids.value(i)).is_some_and(|t| keep.contains(&t))))
-        .collect();
-    Ok(arrow::compute::filter_record_batch(batch, &mask)?)
-}
-
 /// Shared so each scan task can filter its batches.
 pub type SharedTraces = Arc<crate::model::TraceSet>;
 
