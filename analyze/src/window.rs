@@ -193,7 +193,8 @@ impl Place {
 }
 
 /// What a pass-2 scan reads: the window's rows, as decoded (a part per batch), how many rows
-/// were decoded to find them, and how long the scan took.
+/// the scan handed over (past its filters, before rows with malformed ids are skipped), and how
+/// long the scan took.
 type Scan = (Vec<Vec<Option<SpanRow>>>, u64, std::time::Duration);
 
 impl Window {

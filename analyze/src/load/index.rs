@@ -450,7 +450,7 @@ impl Pass1 {
     }
 }
 
-/// Shared so each scan task can filter its batches.
+/// A window's traces to read, shared by the scan's trace filter ([`super::trace_filter::in_traces`]).
 pub type SharedTraces = Arc<crate::model::TraceSet>;
 
 /// The filter selecting the partitions of `partitions` that hold spans starting in

@@ -3,9 +3,10 @@
 //!
 //! Why: a window of a windowed `check` holds its core traces and every trace within the overlap
 //! margin of them; its start-time range is wide (a conversation's traces can be hours apart), so
-//! most rows in that range belong to other windows. Filtering them after the scan (as
-//! [`super::index::keep_traces`] did alone) decodes every column of every row in the range first:
-//! at 10M spans, several times the rows the window keeps. As a pushed-down predicate
+//! most rows in that range belong to other windows. Filtering them after the scan (as a
+//! `keep_traces` step once did alone; removed in session 55, when it only repeated this filter)
+//! decodes every column of every row in the range first: at 10M spans, several times the rows the
+//! window keeps. As a pushed-down predicate
 //! (`datafusion.execution.parquet.pushdown_filters`) the heavy columns of those rows are never
 //! materialised. A set of hundreds of thousands of ids is no SQL `IN` list, hence a function
 //! holding the set.
